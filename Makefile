@@ -1,0 +1,103 @@
+# HPACK for nginx: the codec, its tests, the nginx builds and the benchmarks.
+# `make help` lists the targets.
+
+SHELL      := /bin/bash
+BUILD      ?= build
+CXX        ?= g++
+CC         ?= gcc
+PYTHON     ?= /usr/bin/python3
+
+OPT        ?= -O2
+WARN       := -Wall -Wextra -Werror
+CODEC_FLAGS := -std=c++17 $(OPT) -g $(WARN) -fPIC -fno-exceptions -fno-rtti \
+               -fvisibility=hidden -Icodec/include -Icodec/src
+TEST_FLAGS := -std=c++17 $(OPT) -g -Wall -Wextra -Icodec/include -Icodec/src \
+              -Icodec/tools
+SAN_FLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+              -fno-omit-frame-pointer
+
+CODEC_SRCS := $(sort $(wildcard codec/src/*.cc))
+CODEC_HDRS := codec/include/hpack.h $(wildcard codec/src/*.h codec/src/*.inc)
+CODEC_OBJS := $(CODEC_SRCS:codec/src/%.cc=$(BUILD)/codec/%.o)
+CODEC_LIB  := $(BUILD)/codec/libhpack.a
+
+TOOL_HDRS  := $(wildcard codec/tools/*.h)
+# alloc_test.cc needs jemalloc as the process allocator: its own binary.
+TEST_SRCS  := $(filter-out tests/alloc_test.cc,$(sort $(wildcard tests/*_test.cc)))
+TEST_HDRS  := $(wildcard tests/*.h)
+TEST_LIBS  := -lgtest -lgtest_main -lnghttp2 -lpthread
+
+.PHONY: help deps lib cli unit-tests unit-tests-asan alloc-tests test \
+        test-codec check-tables nginx interop bench-codec bench clean
+
+help:
+	@echo "make deps          install the Debian packages everything needs"
+	@echo "make lib           build the codec ($(CODEC_LIB))"
+	@echo "make cli           build the hpack command-line tool"
+	@echo "make test          install deps, build, run every test (CI runs this)"
+	@echo "make test-codec    codec unit tests only (normal, ASan/UBSan, jemalloc)"
+	@echo "make check-tables  regenerate the Huffman tables and diff them"
+	@echo "make nginx         build stock and patched nginx + the module"
+	@echo "make interop       tests against real HTTP/2 peers"
+	@echo "make bench-codec   codec benchmark vs libnghttp2 and nginx"
+	@echo "make clean         remove $(BUILD)/"
+
+deps:
+	@scripts/install-deps.sh
+
+# ------------------------------------------------------------------ codec
+
+lib: $(CODEC_LIB)
+
+$(BUILD)/codec/%.o: codec/src/%.cc $(CODEC_HDRS)
+	@mkdir -p $(@D)
+	$(CXX) $(CODEC_FLAGS) -c $< -o $@
+
+$(CODEC_LIB): $(CODEC_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+# --------------------------------------------------------------- tools
+
+cli: $(BUILD)/hpack
+
+$(BUILD)/hpack: codec/tools/hpack_cli.cc $(TOOL_HDRS) $(CODEC_LIB)
+	$(CXX) $(TEST_FLAGS) $< $(CODEC_LIB) -o $@
+
+# --------------------------------------------------------------- tests
+
+$(BUILD)/tests/unit_tests: $(TEST_SRCS) $(TEST_HDRS) $(TOOL_HDRS) $(CODEC_SRCS) $(CODEC_HDRS)
+	@mkdir -p $(@D)
+	$(CXX) $(TEST_FLAGS) $(TEST_SRCS) $(CODEC_SRCS) $(TEST_LIBS) -o $@
+
+$(BUILD)/tests/unit_tests_asan: $(TEST_SRCS) $(TEST_HDRS) $(TOOL_HDRS) $(CODEC_SRCS) $(CODEC_HDRS)
+	@mkdir -p $(@D)
+	$(CXX) $(TEST_FLAGS) $(SAN_FLAGS) $(TEST_SRCS) $(CODEC_SRCS) $(TEST_LIBS) -o $@
+
+$(BUILD)/tests/alloc_tests: tests/alloc_test.cc $(TEST_HDRS) $(CODEC_LIB)
+	@mkdir -p $(@D)
+	$(CXX) $(TEST_FLAGS) $< $(CODEC_LIB) -lgtest -lgtest_main -ljemalloc -lpthread -o $@
+
+unit-tests: $(BUILD)/tests/unit_tests
+	$(BUILD)/tests/unit_tests
+
+unit-tests-asan: $(BUILD)/tests/unit_tests_asan
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	    $(BUILD)/tests/unit_tests_asan
+
+alloc-tests: $(BUILD)/tests/alloc_tests
+	$(BUILD)/tests/alloc_tests
+
+check-tables:
+	$(PYTHON) codec/gen/gen_huffman.py > $(BUILD)/huffman_tables.inc.new
+	diff -u codec/src/huffman_tables.inc $(BUILD)/huffman_tables.inc.new
+	@echo "check-tables: committed Huffman tables equal the generator output"
+
+test-codec: unit-tests unit-tests-asan alloc-tests
+
+test: deps
+	$(MAKE) test-codec
+	@echo "test: all suites passed"
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,55 @@
+// Internal helpers shared by every translation unit of the codec: symbol
+// visibility for the C ABI, and the allocator every byte of state comes from.
+
+#ifndef HPACK_API_H
+#define HPACK_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <new>
+
+#include "hpack.h"
+
+// The library is built with -fvisibility=hidden: only the C ABI is exported.
+#define HPACK_API extern "C" __attribute__((visibility("default")))
+
+#define HPACK_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define HPACK_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+namespace hpack {
+
+// A copy of the caller's hpack_allocator_t (or malloc/free when none is
+// given).  Every allocation of an object goes through it.
+class Allocator {
+public:
+    explicit Allocator(const hpack_allocator_t* a);
+
+    void* alloc(size_t size) const { return alloc_(ctx_, size); }
+    void free(void* p) const { if (p) free_(ctx_, p); }
+
+    // Allocates and constructs a T; nullptr on failure.
+    template <class T, class... Args>
+    T* make(Args&&... args) const {
+        void* p = alloc(sizeof(T));
+        return p ? new (p) T(static_cast<Args&&>(args)...) : nullptr;
+    }
+
+    template <class T>
+    void destroy(T* p) const {
+        if (p) {
+            Allocator copy = *this;  // p may own the allocator it was made by
+            p->~T();
+            copy.free(p);
+        }
+    }
+
+private:
+    void* (*alloc_)(void*, size_t);
+    void  (*free_)(void*, void*);
+    void* ctx_;
+};
+
+}  // namespace hpack
+
+#endif

@@ -1,0 +1,436 @@
+// The decoder (RFC 7541 3, 6): one representation per call, a block in any
+// number of pieces.
+//
+// The common case is a whole block in one piece: fields are parsed in place,
+// raw strings point into the input, indexed fields into the table, and only
+// Huffman strings are decoded, into one scratch buffer sized once per field
+// from the coded lengths.  When a piece ends inside a representation, the
+// rest of the piece is kept in a side buffer and parsing continues there
+// once the next piece is appended: the same parser serves both paths.
+
+#include <string.h>
+
+#include "api.h"
+#include "buffer.h"
+#include "dynamic_table.h"
+#include "huffman.h"
+#include "integer.h"
+#include "static_table.h"
+
+namespace hpack {
+namespace {
+
+// Internal parse results besides HPACK_OK and the errors.
+constexpr int kIncomplete = 1;   // the input ends inside the representation
+constexpr int kSizeUpdate = 2;   // a size update was applied, no field
+
+// Where a string literal lies in the input, before decoding.
+struct StringRef {
+    const uint8_t* data;
+    uint32_t       len;      // coded length
+    bool           huffman;
+
+    // The fewest octets it can decode to: the longest code is 30 bits.
+    size_t min_decoded() const { return huffman ? (size_t{len} * 8) / 30 : len; }
+    size_t max_decoded() const { return huffman ? huffman_decode_capacity(len) : 0; }
+};
+
+// Reads a string literal header (H bit, 7-bit prefix length) at p.
+// Returns octets of the header, kIntegerIncomplete or an error; the string
+// body may still be incomplete (the caller checks).
+inline int read_string(const uint8_t* p, const uint8_t* end, StringRef* s) {
+    uint32_t len;
+    int r = decode_integer(p, end, 7, &len);
+    if (r <= 0) return r;
+    s->data = p + r;
+    s->len = len;
+    s->huffman = (p[0] & 0x80) != 0;
+    return r;
+}
+
+}  // namespace
+}  // namespace hpack
+
+struct hpack_decoder {
+    explicit hpack_decoder(const hpack::Allocator& a)
+        : alloc(a), table(a), pending(a), scratch(a) {}
+
+    hpack::Allocator                        alloc;
+    hpack::DynamicTable<hpack_memo_t>       table;
+    hpack::Buffer                           pending;   // partial representation
+    size_t                                  pending_pos = 0;
+    hpack::Buffer                           scratch;   // Huffman output, names
+
+    size_t   settings_size = 0;     // our SETTINGS_HEADER_TABLE_SIZE
+    size_t   max_field = SIZE_MAX;
+    size_t   max_list = SIZE_MAX;
+    size_t   list_size = 0;
+    bool     field_seen = false;    // in the current block
+    bool     update_required = false;
+    bool     in_block = false;
+    int      error = 0;             // sticky
+
+    hpack_stats_t stats{};
+
+    int parse(const uint8_t* p, const uint8_t* end, hpack_field_t* f,
+              size_t* used);
+    int resolve(uint32_t index, hpack_field_t* f, uint64_t* id);
+    int check_limits(size_t name_len, size_t value_len);
+    int fail(int rc) {
+        error = rc;
+        return rc;
+    }
+};
+
+namespace hpack {
+namespace {
+
+inline void count_string(hpack_stats_t& st, const StringRef& s) {
+    if (s.huffman)
+        ++st.huffman_strings;
+    else
+        ++st.raw_strings;
+}
+
+// Decodes s into dst (Huffman) or points at it (raw).
+inline int materialize(const StringRef& s, uint8_t* dst, const uint8_t** out,
+                       size_t* out_len) {
+    if (!s.huffman) {
+        *out = s.data;
+        *out_len = s.len;
+        return HPACK_OK;
+    }
+    ptrdiff_t n = huffman_decode(s.data, s.len, dst);
+    if (n < 0) return static_cast<int>(n);
+    *out = dst;
+    *out_len = static_cast<size_t>(n);
+    return HPACK_OK;
+}
+
+}  // namespace
+}  // namespace hpack
+
+using namespace hpack;
+
+// Fills name/value of f for a table index; *id gets the dynamic id or
+// UINT64_MAX for a static entry.
+int hpack_decoder::resolve(uint32_t index, hpack_field_t* f, uint64_t* id) {
+    if (index == 0) return HPACK_E_INDEX;
+    if (index <= kStaticEntries) {
+        const StaticEntry& e = kStaticTable[index];
+        f->name = reinterpret_cast<const uint8_t*>(e.name);
+        f->name_len = e.name_len;
+        f->value = reinterpret_cast<const uint8_t*>(e.value);
+        f->value_len = e.value_len;
+        f->static_index = index;
+        f->memo = nullptr;
+        f->name_memo = nullptr;
+        *id = UINT64_MAX;
+        return HPACK_OK;
+    }
+    if (index - kStaticEntries > table.count()) return HPACK_E_INDEX;
+    *id = table.id_of_index(index);
+    auto& e = table.entry(*id);
+    f->name = table.name(e);
+    f->name_len = e.name_len;
+    f->value = table.value(e);
+    f->value_len = e.value_len;
+    f->static_index = 0;
+    f->memo = &e.extra;
+    f->name_memo = &e.extra;
+    return HPACK_OK;
+}
+
+int hpack_decoder::check_limits(size_t name_len, size_t value_len) {
+    const size_t field = name_len + value_len;
+    if (field > max_field) return HPACK_E_FIELD_TOO_LARGE;
+    if (field + HPACK_ENTRY_OVERHEAD > max_list - list_size)
+        return HPACK_E_LIST_TOO_LARGE;
+    return HPACK_OK;
+}
+
+// Parses one representation at p.  Nothing is changed unless the whole
+// representation is present and valid (a size update is applied and
+// reported as kSizeUpdate).
+int hpack_decoder::parse(const uint8_t* p, const uint8_t* end,
+                         hpack_field_t* f, size_t* used) {
+    const uint8_t b = p[0];
+    uint32_t index;
+    int r;
+
+    if (b & 0x80) {                                    // 6.1 indexed
+        r = decode_integer(p, end, 7, &index);
+        if (r <= 0) return r == 0 ? kIncomplete : r;
+        if (update_required) return HPACK_E_UPDATE_MISSING;
+        uint64_t id;
+        int rc = resolve(index, f, &id);
+        if (rc != HPACK_OK) return rc;
+        rc = check_limits(f->name_len, f->value_len);
+        if (rc != HPACK_OK) return rc;
+        f->representation = HPACK_REP_INDEXED;
+        f->index = index;
+        if (id == UINT64_MAX)
+            ++stats.indexed_static;
+        else
+            ++stats.indexed_dynamic;
+        *used = static_cast<size_t>(r);
+        return HPACK_OK;
+    }
+
+    if ((b & 0xe0) == 0x20) {                          // 6.3 size update
+        uint32_t size;
+        r = decode_integer(p, end, 5, &size);
+        if (r <= 0) return r == 0 ? kIncomplete : r;
+        if (field_seen) return HPACK_E_UPDATE_POSITION;
+        if (size > settings_size) return HPACK_E_UPDATE_SIZE;
+        stats.evictions += table.set_max_size(size);
+        update_required = false;
+        ++stats.size_updates;
+        *used = static_cast<size_t>(r);
+        return kSizeUpdate;
+    }
+
+    hpack_representation_t rep;                        // 6.2 literals
+    int prefix;
+    if (b & 0x40) {
+        rep = HPACK_REP_INCREMENTAL;
+        prefix = 6;
+    } else {
+        rep = (b & 0x10) ? HPACK_REP_NEVER_INDEXED : HPACK_REP_WITHOUT_INDEXING;
+        prefix = 4;
+    }
+    r = decode_integer(p, end, prefix, &index);
+    if (r <= 0) return r == 0 ? kIncomplete : r;
+    if (update_required) return HPACK_E_UPDATE_MISSING;
+    const uint8_t* q = p + r;
+
+    StringRef name{nullptr, 0, false};
+    uint64_t name_id = UINT64_MAX;
+    size_t name_min;
+    if (index == 0) {
+        if (q == end) return kIncomplete;
+        r = read_string(q, end, &name);
+        if (r <= 0) return r == 0 ? kIncomplete : r;
+        q += r;
+        name_min = name.min_decoded();
+        if (name_min > max_field) return HPACK_E_FIELD_TOO_LARGE;
+        if (name.len > static_cast<size_t>(end - q)) return kIncomplete;
+        q += name.len;
+        f->index = 0;
+        f->static_index = 0;
+        f->name_memo = nullptr;
+    } else {
+        int rc = resolve(index, f, &name_id);
+        if (rc != HPACK_OK) return rc;
+        name_min = f->name_len;
+        f->index = index;
+    }
+
+    if (q == end) return kIncomplete;
+    StringRef value;
+    r = read_string(q, end, &value);
+    if (r <= 0) return r == 0 ? kIncomplete : r;
+    q += r;
+    // Limits before any octet is buffered or decoded.
+    int rc = check_limits(name_min, value.min_decoded());
+    if (rc != HPACK_OK) return rc;
+    if (value.len > static_cast<size_t>(end - q)) return kIncomplete;
+    q += value.len;
+
+    // One scratch reservation for everything this field decodes or copies:
+    // the Huffman outputs, and a dynamic name that the insertion may evict.
+    const bool copy_name = rep == HPACK_REP_INCREMENTAL && name_id != UINT64_MAX;
+    const size_t name_cap = index == 0 ? name.max_decoded()
+                            : copy_name ? f->name_len : 0;
+    const size_t value_cap = value.max_decoded();
+    if (!scratch.reserve(name_cap + value_cap, false)) return HPACK_E_NOMEM;
+    uint8_t* name_dst = scratch.data();
+    uint8_t* value_dst = scratch.data() + name_cap;
+
+    if (index == 0) {
+        rc = materialize(name, name_dst, &f->name, &f->name_len);
+        if (rc != HPACK_OK) return rc;
+        count_string(stats, name);
+    } else if (copy_name) {
+        memcpy(name_dst, f->name, f->name_len);
+        f->name = name_dst;
+    }
+    rc = materialize(value, value_dst, &f->value, &f->value_len);
+    if (rc != HPACK_OK) return rc;
+    count_string(stats, value);
+    rc = check_limits(f->name_len, f->value_len);
+    if (rc != HPACK_OK) return rc;
+
+    if (index == 0)
+        ++stats.literal_names;
+    else
+        ++stats.name_indexed;
+
+    f->representation = rep;
+    f->memo = nullptr;
+    if (rep == HPACK_REP_INCREMENTAL) {
+        uint32_t evicted;
+        auto* e = table.insert(f->name, f->name_len, f->value, f->value_len,
+                               &evicted);
+        stats.evictions += evicted;
+        if (e) {
+            ++stats.insertions;
+            memset(&e->extra, 0, sizeof(e->extra));
+            f->name = table.name(*e);
+            f->value = table.value(*e);
+            f->memo = &e->extra;
+        }
+        if (name_id != UINT64_MAX)
+            f->name_memo = table.live(name_id) ? &table.entry(name_id).extra
+                                               : nullptr;
+    } else if (name_id == UINT64_MAX) {
+        f->name_memo = nullptr;
+    }
+    *used = static_cast<size_t>(q - p);
+    return HPACK_OK;
+}
+
+// ----------------------------------------------------------------- C ABI
+
+HPACK_API hpack_decoder_t* hpack_decoder_create(const hpack_allocator_t* allocator,
+                                                size_t settings_table_size) {
+    if (settings_table_size > HPACK_MAX_TABLE_SIZE) return nullptr;
+    Allocator a(allocator);
+    hpack_decoder_t* d = a.make<hpack_decoder>(a);
+    if (!d) return nullptr;
+    if (!d->table.reserve(settings_table_size)) {
+        a.destroy(d);
+        return nullptr;
+    }
+    d->settings_size = settings_table_size;
+    // RFC 7541 4.2: the table starts at the protocol's initial 4096; a
+    // larger setting only permits the peer to raise it with an update.
+    d->table.set_max_size(settings_table_size < HPACK_DEFAULT_TABLE_SIZE
+                              ? settings_table_size : HPACK_DEFAULT_TABLE_SIZE);
+    return d;
+}
+
+HPACK_API void hpack_decoder_destroy(hpack_decoder_t* dec) {
+    if (dec) dec->alloc.destroy(dec);
+}
+
+HPACK_API void hpack_decoder_set_limits(hpack_decoder_t* dec, size_t max_field_size,
+                                        size_t max_list_size) {
+    dec->max_field = max_field_size ? max_field_size : SIZE_MAX;
+    dec->max_list = max_list_size ? max_list_size : SIZE_MAX;
+}
+
+HPACK_API int hpack_decoder_set_settings_table_size(hpack_decoder_t* dec, size_t size) {
+    if (size > HPACK_MAX_TABLE_SIZE) return HPACK_E_ARGUMENT;
+    if (!dec->table.reserve(size)) return HPACK_E_NOMEM;
+    dec->settings_size = size;
+    // RFC 7541 4.2: a smaller limit must be acknowledged by the encoder
+    // with a size update at the start of its next block.
+    if (size < dec->table.max_size()) dec->update_required = true;
+    return HPACK_OK;
+}
+
+HPACK_API void hpack_decode_begin(hpack_decoder_t* dec) {
+    dec->in_block = true;
+    dec->field_seen = false;
+    dec->list_size = 0;
+    dec->pending.clear();
+    dec->pending_pos = 0;
+}
+
+HPACK_API int hpack_decode_field(hpack_decoder_t* dec, const uint8_t** pos,
+                                 const uint8_t* end, int last, hpack_field_t* field) {
+    if (dec->error) return HPACK_E_STATE;
+    if (!dec->in_block) return HPACK_E_STATE;
+
+    for (;;) {
+        const uint8_t* p;
+        const uint8_t* e;
+        const bool buffered = dec->pending_pos < dec->pending.size();
+        if (buffered) {
+            // A representation is split: parse from the side buffer with
+            // the new piece appended.
+            if (dec->pending_pos) {
+                dec->pending.consume(dec->pending_pos);
+                dec->pending_pos = 0;
+            }
+            if (*pos < end) {
+                if (!dec->pending.append(*pos, static_cast<size_t>(end - *pos)))
+                    return dec->fail(HPACK_E_NOMEM);
+                dec->stats.wire_bytes += static_cast<size_t>(end - *pos);
+                *pos = end;
+            }
+            p = dec->pending.data();
+            e = p + dec->pending.size();
+        } else {
+            dec->pending.clear();
+            dec->pending_pos = 0;
+            p = *pos;
+            e = end;
+        }
+
+        if (p == e) {
+            if (!last) return HPACK_NEED_MORE;
+            if (dec->update_required) return dec->fail(HPACK_E_UPDATE_MISSING);
+            dec->in_block = false;
+            ++dec->stats.blocks;
+            return HPACK_BLOCK_END;
+        }
+
+        size_t used = 0;
+        int rc = dec->parse(p, e, field, &used);
+        if (rc == kIncomplete) {
+            if (last) return dec->fail(HPACK_E_TRUNCATED);
+            if (!buffered) {
+                if (!dec->pending.append(p, static_cast<size_t>(e - p)))
+                    return dec->fail(HPACK_E_NOMEM);
+                dec->stats.wire_bytes += static_cast<size_t>(e - p);
+                *pos = end;
+            }
+            return HPACK_NEED_MORE;
+        }
+        if (rc < 0) return dec->fail(rc);
+        if (buffered) {
+            dec->pending_pos += used;
+        } else {
+            *pos += used;
+            dec->stats.wire_bytes += used;
+        }
+        if (rc == kSizeUpdate) continue;
+
+        dec->field_seen = true;
+        dec->list_size += field->name_len + field->value_len + HPACK_ENTRY_OVERHEAD;
+        ++dec->stats.fields;
+        dec->stats.plain_bytes += field->name_len + field->value_len;
+        return HPACK_OK;
+    }
+}
+
+HPACK_API int hpack_decode_block(hpack_decoder_t* dec, const uint8_t* in, size_t len,
+                                 hpack_emit_pt emit, void* ctx) {
+    hpack_decode_begin(dec);
+    const uint8_t* pos = in;
+    const uint8_t* end = in + len;
+    hpack_field_t f;
+    for (;;) {
+        int rc = hpack_decode_field(dec, &pos, end, 1, &f);
+        if (rc == HPACK_BLOCK_END) return HPACK_OK;
+        if (rc != HPACK_OK) return rc;
+        if (emit) {
+            rc = emit(ctx, &f);
+            if (rc != 0) return rc;
+        }
+    }
+}
+
+HPACK_API size_t hpack_decoder_table_size(const hpack_decoder_t* dec) {
+    return dec->table.size();
+}
+
+HPACK_API size_t hpack_decoder_table_entries(const hpack_decoder_t* dec) {
+    return dec->table.count();
+}
+
+HPACK_API void hpack_decoder_stats(const hpack_decoder_t* dec, hpack_stats_t* stats) {
+    *stats = dec->stats;
+}

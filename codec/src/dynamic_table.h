@@ -1,0 +1,186 @@
+// The dynamic table (RFC 7541 2.3.2, 4): entries in insertion order, sized
+// as name + value + 32, evicted oldest first.
+//
+// Layout: a ring of fixed-size descriptors (one per entry, power-of-two
+// capacity, addressed by an absolute insertion id) and one byte arena that
+// holds every entry's name and value contiguously, oldest first.  New bytes
+// go at the arena's end; when they do not fit, the live bytes (at most the
+// table size) move to its start.  The arena is twice the table size, so a
+// move happens at most once per table-size worth of insertions: O(1)
+// amortized per octet, and a name or value is always one contiguous span
+// that callers can point at.
+//
+// Extra is per-entry data kept beside the descriptor: the decoder's memo,
+// the encoder's hash chains.
+
+#ifndef HPACK_DYNAMIC_TABLE_H
+#define HPACK_DYNAMIC_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "api.h"
+
+namespace hpack {
+
+template <class Extra>
+class DynamicTable {
+public:
+    struct Entry {
+        uint32_t offset;      // of the name in the arena; the value follows
+        uint32_t name_len;
+        uint32_t value_len;
+        Extra    extra;
+
+        size_t size() const { return name_len + value_len + HPACK_ENTRY_OVERHEAD; }
+    };
+
+    explicit DynamicTable(const Allocator& a) : alloc_(a) {}
+    ~DynamicTable() {
+        alloc_.free(ring_);
+        alloc_.free(arena_);
+    }
+    DynamicTable(const DynamicTable&) = delete;
+    DynamicTable& operator=(const DynamicTable&) = delete;
+
+    // Makes room for a table of up to max_size; keeps the entries.  False on
+    // allocation failure (the table is unchanged).
+    bool reserve(size_t max_size);
+
+    size_t size() const { return size_; }
+    size_t max_size() const { return max_size_; }
+    uint32_t count() const { return static_cast<uint32_t>(next_id_ - first_id_); }
+
+    // Absolute ids: first_id() is the oldest live entry, next_id() the one
+    // the next insertion gets.
+    uint64_t first_id() const { return first_id_; }
+    uint64_t next_id() const { return next_id_; }
+    bool live(uint64_t id) const { return id >= first_id_ && id < next_id_; }
+
+    Entry& entry(uint64_t id) { return ring_[id & ring_mask_]; }
+    const Entry& entry(uint64_t id) const { return ring_[id & ring_mask_]; }
+    const uint8_t* name(const Entry& e) const { return arena_ + e.offset; }
+    const uint8_t* value(const Entry& e) const { return arena_ + e.offset + e.name_len; }
+
+    // HPACK index (62 = newest) <-> absolute id.
+    uint64_t id_of_index(uint32_t index) const { return next_id_ - (index - 61); }
+    uint32_t index_of_id(uint64_t id) const {
+        return static_cast<uint32_t>(next_id_ - id) + 61;
+    }
+
+    // Sets the maximum size (<= the reserved size) and evicts to fit.
+    // Returns the number of entries evicted.
+    uint32_t set_max_size(size_t max_size) {
+        max_size_ = max_size;
+        return evict_to(max_size);
+    }
+
+    // Evicts oldest entries until size() <= target.  Returns how many.
+    uint32_t evict_to(size_t target) {
+        uint32_t n = 0;
+        while (size_ > target) {
+            size_ -= entry(first_id_).size();
+            ++first_id_;
+            ++n;
+        }
+        if (first_id_ == next_id_) arena_tail_ = 0;
+        return n;
+    }
+
+    // Adds an entry, evicting what it needs (RFC 7541 4.4).  An entry larger
+    // than the maximum size empties the table and is not added: returns
+    // nullptr then.  name and value must not point into this table (the
+    // arena may move).  *evicted gets the number of evictions.
+    Entry* insert(const uint8_t* name, size_t name_len, const uint8_t* value,
+                  size_t value_len, uint32_t* evicted) {
+        const size_t need = name_len + value_len + HPACK_ENTRY_OVERHEAD;
+        if (need > max_size_) {
+            *evicted = evict_to(0);
+            return nullptr;
+        }
+        *evicted = evict_to(max_size_ - need);
+        const size_t bytes = name_len + value_len;
+        if (arena_tail_ + bytes > arena_cap_) compact();
+        Entry& e = entry(next_id_);
+        e.offset = static_cast<uint32_t>(arena_tail_);
+        e.name_len = static_cast<uint32_t>(name_len);
+        e.value_len = static_cast<uint32_t>(value_len);
+        if (name_len) memcpy(arena_ + arena_tail_, name, name_len);
+        if (value_len) memcpy(arena_ + arena_tail_ + name_len, value, value_len);
+        arena_tail_ += bytes;
+        size_ += need;
+        ++next_id_;
+        return &e;
+    }
+
+    // True when p points into the arena (the caller must copy such a name
+    // before inserting).
+    bool owns(const uint8_t* p) const {
+        return arena_ && p >= arena_ && p < arena_ + arena_cap_;
+    }
+
+private:
+    // Moves the live bytes to the start of the arena.
+    void compact() {
+        if (first_id_ == next_id_) {
+            arena_tail_ = 0;
+            return;
+        }
+        const size_t head = entry(first_id_).offset;
+        memmove(arena_, arena_ + head, arena_tail_ - head);
+        for (uint64_t id = first_id_; id < next_id_; ++id) entry(id).offset -= static_cast<uint32_t>(head);
+        arena_tail_ -= head;
+    }
+
+    Allocator alloc_;
+    Entry*    ring_ = nullptr;
+    uint64_t  ring_mask_ = 0;
+    uint8_t*  arena_ = nullptr;
+    size_t    arena_cap_ = 0;
+    size_t    arena_tail_ = 0;
+    size_t    reserved_ = 0;
+    size_t    size_ = 0;
+    size_t    max_size_ = 0;
+    uint64_t  first_id_ = 0;
+    uint64_t  next_id_ = 0;
+};
+
+template <class Extra>
+bool DynamicTable<Extra>::reserve(size_t max_size) {
+    if (max_size <= reserved_ && ring_) return true;
+    // Every entry takes at least 32 octets.
+    size_t ring_cap = 1;
+    while (ring_cap < max_size / HPACK_ENTRY_OVERHEAD + 1) ring_cap <<= 1;
+    const size_t arena_cap = 2 * max_size;
+    Entry* ring = static_cast<Entry*>(alloc_.alloc(ring_cap * sizeof(Entry)));
+    uint8_t* arena = arena_cap ? static_cast<uint8_t*>(alloc_.alloc(arena_cap)) : nullptr;
+    if (!ring || (arena_cap && !arena)) {
+        alloc_.free(ring);
+        alloc_.free(arena);
+        return false;
+    }
+    // Copy the live entries, compacted, into the new storage.
+    size_t tail = 0;
+    for (uint64_t id = first_id_; id < next_id_; ++id) {
+        Entry e = entry(id);
+        const size_t bytes = e.name_len + e.value_len;
+        memcpy(arena + tail, arena_ + e.offset, bytes);
+        e.offset = static_cast<uint32_t>(tail);
+        tail += bytes;
+        ring[id & (ring_cap - 1)] = e;
+    }
+    alloc_.free(ring_);
+    alloc_.free(arena_);
+    ring_ = ring;
+    ring_mask_ = ring_cap - 1;
+    arena_ = arena;
+    arena_cap_ = arena_cap;
+    arena_tail_ = tail;
+    reserved_ = max_size;
+    return true;
+}
+
+}  // namespace hpack
+
+#endif

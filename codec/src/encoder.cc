@@ -1,0 +1,369 @@
+// The encoder: full dynamic-table encoding with O(1) lookups.
+//
+// Each field is looked up in the static table (a compile-time hash) and in
+// the dynamic table through two chained hash indexes, name+value and name,
+// whose chains run newest to oldest by absolute insertion id.  Eviction
+// never touches the indexes: a walk stops at the first id older than the
+// oldest live entry, which every later link is too.  A chain is bounded by
+// the entries the table can hold, and the seeded hash keeps outsiders from
+// aiming at one.
+
+#include <string.h>
+
+#include "api.h"
+#include "dynamic_table.h"
+#include "hash.h"
+#include "huffman.h"
+#include "integer.h"
+#include "policy.h"
+#include "static_table.h"
+
+namespace hpack {
+namespace {
+
+constexpr uint64_t kNoId = UINT64_MAX;
+
+struct IndexLinks {
+    uint64_t nv_hash;
+    uint64_t nv_next;     // older entry in the same name+value bucket
+    uint64_t name_next;   // older entry in the same name bucket
+};
+
+using EncoderTable = DynamicTable<IndexLinks>;
+
+// Recent name+value hashes of volatile fields: such a field is indexed
+// only when it was seen here before, i.e. when it recurs.
+class History {
+public:
+    bool seen_or_add(uint32_t h) {
+        for (uint32_t v : ring_)
+            if (v == h) return true;
+        ring_[next_++ & (kSize - 1)] = h;
+        return false;
+    }
+
+private:
+    static constexpr uint32_t kSize = 64;
+    uint32_t ring_[kSize] = {};
+    uint32_t next_ = 0;
+};
+
+size_t string_len(const uint8_t* src, size_t len) {
+    const size_t h = huffman_encoded_length(src, len);
+    const size_t n = h < len ? h : len;
+    return integer_length(7, static_cast<uint32_t>(n)) + n;
+}
+
+// RFC 7541 5.2: Huffman only when strictly shorter.
+size_t string_encode(const uint8_t* src, size_t len, uint8_t* dst) {
+    const size_t h = huffman_encoded_length(src, len);
+    if (h < len) {
+        size_t n = encode_integer(dst, 0x80, 7, static_cast<uint32_t>(h));
+        return n + huffman_encode(src, len, dst + n);
+    }
+    size_t n = encode_integer(dst, 0x00, 7, static_cast<uint32_t>(len));
+    if (len) memcpy(dst + n, src, len);
+    return n + len;
+}
+
+}  // namespace
+}  // namespace hpack
+
+using namespace hpack;
+
+struct hpack_encoder {
+    hpack_encoder(const Allocator& a, const hpack_policy* p)
+        : alloc(a), table(a), policy(p) {}
+    ~hpack_encoder() {
+        alloc.free(nv_buckets);
+        alloc.free(name_buckets);
+    }
+
+    bool reserve(size_t size);
+    void rebuild_index();
+    void link(uint64_t id, uint64_t name_hash, uint64_t nv_hash);
+    uint64_t find_nv(uint64_t h, const uint8_t* name, size_t nl,
+                     const uint8_t* value, size_t vl) const;
+    uint64_t find_name(uint64_t h, const uint8_t* name, size_t nl) const;
+    uint8_t* encode_field(const hpack_header_t& h, uint8_t* p);
+    uint8_t* emit_size_updates(uint8_t* p);
+
+    Allocator           alloc;
+    EncoderTable        table;
+    const hpack_policy* policy;
+    uint64_t            seed = 0;
+    uint64_t*           nv_buckets = nullptr;
+    uint64_t*           name_buckets = nullptr;
+    uint64_t            bucket_mask = 0;
+    History             history;
+
+    size_t   cap = 0;               // our own maximum
+    size_t   peer_settings = HPACK_DEFAULT_TABLE_SIZE;
+    bool     update_pending = false;
+    size_t   update_min = 0;        // smallest size since the last block
+    size_t   update_target = 0;     // the size to end at
+
+    hpack_stats_t stats{};
+};
+
+bool hpack_encoder::reserve(size_t size) {
+    if (!table.reserve(size)) return false;
+    // Two buckets per entry slot keep chains short.
+    size_t buckets = 2;
+    while (buckets < 2 * (size / HPACK_ENTRY_OVERHEAD + 1)) buckets <<= 1;
+    if (buckets - 1 <= bucket_mask && nv_buckets) return true;
+    uint64_t* nv = static_cast<uint64_t*>(alloc.alloc(buckets * sizeof(uint64_t)));
+    uint64_t* nm = static_cast<uint64_t*>(alloc.alloc(buckets * sizeof(uint64_t)));
+    if (!nv || !nm) {
+        alloc.free(nv);
+        alloc.free(nm);
+        return false;
+    }
+    alloc.free(nv_buckets);
+    alloc.free(name_buckets);
+    nv_buckets = nv;
+    name_buckets = nm;
+    bucket_mask = buckets - 1;
+    rebuild_index();
+    return true;
+}
+
+void hpack_encoder::rebuild_index() {
+    for (uint64_t i = 0; i <= bucket_mask; ++i) nv_buckets[i] = name_buckets[i] = kNoId;
+    for (uint64_t id = table.first_id(); id < table.next_id(); ++id) {
+        const auto& e = table.entry(id);
+        link(id, hash_bytes(table.name(e), e.name_len, seed), e.extra.nv_hash);
+    }
+}
+
+void hpack_encoder::link(uint64_t id, uint64_t name_hash, uint64_t nv_hash) {
+    auto& x = table.entry(id).extra;
+    x.nv_hash = nv_hash;
+    x.nv_next = nv_buckets[nv_hash & bucket_mask];
+    nv_buckets[nv_hash & bucket_mask] = id;
+    x.name_next = name_buckets[name_hash & bucket_mask];
+    name_buckets[name_hash & bucket_mask] = id;
+}
+
+uint64_t hpack_encoder::find_nv(uint64_t h, const uint8_t* name, size_t nl,
+                                const uint8_t* value, size_t vl) const {
+    for (uint64_t id = nv_buckets[h & bucket_mask]; table.live(id);
+         id = table.entry(id).extra.nv_next) {
+        const auto& e = table.entry(id);
+        if (e.extra.nv_hash == h && e.name_len == nl && e.value_len == vl &&
+            memcmp(table.name(e), name, nl) == 0 &&
+            memcmp(table.value(e), value, vl) == 0)
+            return id;
+    }
+    return kNoId;
+}
+
+uint64_t hpack_encoder::find_name(uint64_t h, const uint8_t* name, size_t nl) const {
+    for (uint64_t id = name_buckets[h & bucket_mask]; table.live(id);
+         id = table.entry(id).extra.name_next) {
+        const auto& e = table.entry(id);
+        if (e.name_len == nl && memcmp(table.name(e), name, nl) == 0) return id;
+    }
+    return kNoId;
+}
+
+uint8_t* hpack_encoder::emit_size_updates(uint8_t* p) {
+    // RFC 7541 4.2: the smallest size reached since the last block, then
+    // the final one.
+    if (update_min < update_target && update_min < table.max_size()) {
+        p += encode_integer(p, 0x20, 5, static_cast<uint32_t>(update_min));
+        stats.evictions += table.set_max_size(update_min);
+        ++stats.size_updates;
+    }
+    p += encode_integer(p, 0x20, 5, static_cast<uint32_t>(update_target));
+    stats.evictions += table.set_max_size(update_target);
+    ++stats.size_updates;
+    update_pending = false;
+    return p;
+}
+
+uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p) {
+    const uint8_t* name = h.name;
+    const uint8_t* value = h.value;
+    const size_t nl = h.name_len;
+    const size_t vl = h.value_len;
+
+    ++stats.fields;
+    stats.plain_bytes += nl + vl;
+
+    const unsigned pflags = policy->lookup(name, nl);
+    const bool never = (h.flags & HPACK_FIELD_NEVER_INDEX) ||
+                       (pflags & HPACK_POLICY_NEVER_INDEX) ||
+                       ((pflags & HPACK_POLICY_SHORT_SECRET) &&
+                        vl < hpack_policy::kShortSecretLen);
+
+    const StaticMatch sm = static_lookup(name, nl, value, vl);
+    if (sm.full_index && !never) {
+        *p++ = static_cast<uint8_t>(0x80 | sm.full_index);
+        ++stats.indexed_static;
+        return p;
+    }
+
+    const bool dynamic = table.count() != 0;
+    const uint64_t name_hash = hash_bytes(name, nl, seed);
+    const uint64_t nv_hash = hash_bytes(value, vl, name_hash);
+    if (dynamic && !never) {
+        const uint64_t id = find_nv(nv_hash, name, nl, value, vl);
+        if (id != kNoId) {
+            p += encode_integer(p, 0x80, 7, table.index_of_id(id));
+            ++stats.indexed_dynamic;
+            return p;
+        }
+    }
+
+    uint32_t name_index = sm.name_index;
+    if (!name_index && dynamic) {
+        const uint64_t id = find_name(name_hash, name, nl);
+        if (id != kNoId) name_index = table.index_of_id(id);
+    }
+
+    const size_t entry_size = nl + vl + HPACK_ENTRY_OVERHEAD;
+    bool index = false;
+    uint8_t bits;
+    int prefix;
+    if (never) {
+        bits = 0x10;
+        prefix = 4;
+    } else {
+        // A field that would take more than three quarters of the table
+        // would evict nearly everything for one entry.
+        index = !(h.flags & HPACK_FIELD_NO_INDEX) &&
+                entry_size <= table.max_size() - table.max_size() / 4 &&
+                (!(pflags & HPACK_POLICY_VOLATILE) ||
+                 history.seen_or_add(static_cast<uint32_t>(nv_hash)));
+        bits = index ? 0x40 : 0x00;
+        prefix = index ? 6 : 4;
+    }
+
+    p += encode_integer(p, bits, prefix, name_index);
+    if (name_index) {
+        ++stats.name_indexed;
+    } else {
+        ++stats.literal_names;
+        p += string_encode(name, nl, p);
+    }
+    if (h.value_literal) {
+        memcpy(p, h.value_literal, h.value_literal_len);
+        p += h.value_literal_len;
+    } else {
+        p += string_encode(value, vl, p);
+    }
+
+    if (index) {
+        uint32_t evicted;
+        if (table.insert(name, nl, value, vl, &evicted)) {
+            link(table.next_id() - 1, name_hash, nv_hash);
+            ++stats.insertions;
+        }
+        stats.evictions += evicted;
+    }
+    return p;
+}
+
+// ----------------------------------------------------------------- C ABI
+
+HPACK_API hpack_encoder_t* hpack_encoder_create(const hpack_allocator_t* allocator,
+                                                size_t max_table_size,
+                                                const hpack_policy_t* policy) {
+    if (max_table_size > HPACK_MAX_TABLE_SIZE) return nullptr;
+    Allocator a(allocator);
+    hpack_encoder_t* e = a.make<hpack_encoder>(a, policy ? policy : default_policy());
+    if (!e) return nullptr;
+    // The seed only needs to differ between encoders and be unknown to the
+    // peer: the object's address and the allocator's entropy suffice.
+    e->seed = hash_mix(reinterpret_cast<uintptr_t>(e) ^ 0x9e3779b97f4a7c15ull,
+                       reinterpret_cast<uintptr_t>(&e->stats) | 1);
+    e->cap = max_table_size;
+    const size_t initial = max_table_size < HPACK_DEFAULT_TABLE_SIZE
+                               ? max_table_size : HPACK_DEFAULT_TABLE_SIZE;
+    if (!e->reserve(initial)) {
+        a.destroy(e);
+        return nullptr;
+    }
+    // The peer's decoder starts at 4096 (RFC 7540 6.5.2); a smaller cap of
+    // ours is signalled in the first block.
+    e->table.set_max_size(initial);
+    if (initial != HPACK_DEFAULT_TABLE_SIZE) {
+        e->update_pending = true;
+        e->update_min = e->update_target = initial;
+    }
+    return e;
+}
+
+HPACK_API void hpack_encoder_destroy(hpack_encoder_t* enc) {
+    if (enc) enc->alloc.destroy(enc);
+}
+
+HPACK_API int hpack_encoder_set_peer_table_size(hpack_encoder_t* enc, size_t size) {
+    if (size > UINT32_MAX) return HPACK_E_ARGUMENT;
+    const size_t target = size < enc->cap ? size : enc->cap;
+    if (!enc->reserve(target)) return HPACK_E_NOMEM;
+    enc->peer_settings = size;
+    if (!enc->update_pending) {
+        if (target == enc->table.max_size()) return HPACK_OK;
+        enc->update_pending = true;
+        enc->update_min = target;
+    } else if (target < enc->update_min) {
+        enc->update_min = target;
+    }
+    enc->update_target = target;
+    if (enc->update_min > enc->table.max_size()) enc->update_min = enc->table.max_size();
+    return HPACK_OK;
+}
+
+HPACK_API size_t hpack_encode_bound(const hpack_encoder_t*, const hpack_header_t* headers,
+                                    size_t n) {
+    // Two size updates, then per field a representation octet with its
+    // index, the name and value with their length prefixes (a literal is
+    // never longer than raw).
+    size_t bound = 2 * kIntegerMaxBytes;
+    for (size_t i = 0; i < n; ++i) {
+        const hpack_header_t& h = headers[i];
+        size_t v = h.value_len + kIntegerMaxBytes;
+        if (h.value_literal && h.value_literal_len > v) v = h.value_literal_len;
+        bound += kIntegerMaxBytes + h.name_len + kIntegerMaxBytes + v;
+    }
+    return bound;
+}
+
+HPACK_API int hpack_encode(hpack_encoder_t* enc, const hpack_header_t* headers, size_t n,
+                           uint8_t* out, size_t out_cap, size_t* out_len) {
+    if (out_cap < hpack_encode_bound(enc, headers, n)) return HPACK_E_BUFFER;
+    for (size_t i = 0; i < n; ++i) {
+        const hpack_header_t& h = headers[i];
+        if (h.name_len == 0 || h.name_len > UINT32_MAX || h.value_len > UINT32_MAX)
+            return HPACK_E_ARGUMENT;
+    }
+    uint8_t* p = out;
+    if (enc->update_pending) p = enc->emit_size_updates(p);
+    for (size_t i = 0; i < n; ++i) p = enc->encode_field(headers[i], p);
+    *out_len = static_cast<size_t>(p - out);
+    enc->stats.wire_bytes += *out_len;
+    ++enc->stats.blocks;
+    return HPACK_OK;
+}
+
+HPACK_API size_t hpack_string_encoded_len(const uint8_t* src, size_t len) {
+    return string_len(src, len);
+}
+
+HPACK_API size_t hpack_string_encode(const uint8_t* src, size_t len, uint8_t* dst) {
+    return string_encode(src, len, dst);
+}
+
+HPACK_API size_t hpack_encoder_table_size(const hpack_encoder_t* enc) {
+    return enc->table.size();
+}
+
+HPACK_API size_t hpack_encoder_table_entries(const hpack_encoder_t* enc) {
+    return enc->table.count();
+}
+
+HPACK_API void hpack_encoder_stats(const hpack_encoder_t* enc, hpack_stats_t* stats) {
+    *stats = enc->stats;
+}

@@ -1,0 +1,90 @@
+// HPACK integers (RFC 7541 5.1): an N-bit prefix, then 7-bit groups.
+
+#ifndef HPACK_INTEGER_H
+#define HPACK_INTEGER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
+
+namespace hpack {
+
+// The largest integer accepted: every length and index fits in 32 bits, and
+// five continuation octets carry at most 35 bits.
+constexpr uint32_t kIntegerMax = UINT32_MAX;
+constexpr int kIntegerMaxContinuation = 5;
+
+// Longest encoding of a 32-bit integer: the prefix octet + 5 continuations.
+constexpr size_t kIntegerMaxBytes = 6;
+
+enum IntegerResult : int {
+    kIntegerIncomplete = 0,
+    // > 0: octets consumed
+    // HPACK_E_INTEGER: overflow or overlong
+};
+
+// Decodes an integer with a prefix_bits prefix starting at *p (the
+// representation bits above the prefix are ignored).  Returns the number of
+// octets consumed, kIntegerIncomplete when the input ends first, or
+// HPACK_E_INTEGER when the value exceeds kIntegerMax or the encoding is
+// overlong (a final continuation octet of zero adds nothing: such padding
+// is a way to make a field arbitrarily long without decoding cost).
+inline int decode_integer(const uint8_t* p, const uint8_t* end,
+                          int prefix_bits, uint32_t* value) {
+    const uint32_t max_prefix = (1u << prefix_bits) - 1;
+    uint32_t v = p[0] & max_prefix;
+    if (HPACK_LIKELY(v < max_prefix)) {
+        *value = v;
+        return 1;
+    }
+    uint64_t acc = v;
+    for (int i = 1; i <= kIntegerMaxContinuation; ++i) {
+        if (p + i >= end) return kIntegerIncomplete;
+        const uint8_t b = p[i];
+        acc += static_cast<uint64_t>(b & 0x7f) << (7 * (i - 1));
+        if (!(b & 0x80)) {
+            if (acc > kIntegerMax || (b == 0 && i > 1)) return HPACK_E_INTEGER;
+            *value = static_cast<uint32_t>(acc);
+            return i + 1;
+        }
+    }
+    return HPACK_E_INTEGER;
+}
+
+// Writes v with a prefix_bits prefix; first_byte_bits are the
+// representation bits above the prefix.  dst needs kIntegerMaxBytes.
+// Returns the octets written.
+inline size_t encode_integer(uint8_t* dst, uint8_t first_byte_bits,
+                             int prefix_bits, uint32_t v) {
+    const uint32_t max_prefix = (1u << prefix_bits) - 1;
+    if (v < max_prefix) {
+        dst[0] = static_cast<uint8_t>(first_byte_bits | v);
+        return 1;
+    }
+    dst[0] = static_cast<uint8_t>(first_byte_bits | max_prefix);
+    v -= max_prefix;
+    size_t n = 1;
+    while (v >= 0x80) {
+        dst[n++] = static_cast<uint8_t>(0x80 | (v & 0x7f));
+        v >>= 7;
+    }
+    dst[n++] = static_cast<uint8_t>(v);
+    return n;
+}
+
+inline size_t integer_length(int prefix_bits, uint32_t v) {
+    const uint32_t max_prefix = (1u << prefix_bits) - 1;
+    if (v < max_prefix) return 1;
+    v -= max_prefix;
+    size_t n = 2;
+    while (v >= 0x80) {
+        v >>= 7;
+        ++n;
+    }
+    return n;
+}
+
+}  // namespace hpack
+
+#endif

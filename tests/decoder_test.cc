@@ -1,0 +1,343 @@
+// The decoder: every error with its exact code and HTTP/2 mapping, the
+// limits that stop HPACK bombs, memo slots, size-update rules.
+
+#include <gtest/gtest.h>
+
+#include <string.h>
+
+#include <string>
+#include <vector>
+
+#include "hpack.h"
+#include "test_util.h"
+
+using namespace hpack_test;
+
+namespace {
+
+int decode_hex(const char* wire, size_t settings = 4096, size_t max_field = 0,
+               size_t max_list = 0) {
+    hpack_decoder_t* d = hpack_decoder_create(nullptr, settings);
+    hpack_decoder_set_limits(d, max_field, max_list);
+    std::vector<Decoded> fields;
+    int rc = decode(d, unhex(wire), &fields);
+    hpack_decoder_destroy(d);
+    return rc;
+}
+
+struct ErrorCase {
+    const char* what;
+    const char* wire;
+    int error;
+};
+
+class DecoderRejects : public ::testing::TestWithParam<ErrorCase> {};
+
+TEST_P(DecoderRejects, WithTheExactErrorCode) {
+    const ErrorCase& c = GetParam();
+    EXPECT_EQ(decode_hex(c.wire), c.error) << c.what << ": " << c.wire;
+    EXPECT_EQ(hpack_h2_error(c.error), HPACK_H2_COMPRESSION_ERROR);
+    EXPECT_STRNE(hpack_strerror(c.error), "unknown error");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Malformed, DecoderRejects,
+    ::testing::Values(
+        ErrorCase{"index 0", "80", HPACK_E_INDEX},
+        ErrorCase{"index past the empty dynamic table", "be", HPACK_E_INDEX},
+        ErrorCase{"literal name index past the table", "7f00", HPACK_E_INDEX},
+        ErrorCase{"integer over 32 bits", "ffffffffff0f", HPACK_E_INTEGER},
+        ErrorCase{"integer with six continuation octets", "ff808080808001", HPACK_E_INTEGER},
+        ErrorCase{"overlong integer (trailing zero group)", "ff8000", HPACK_E_INTEGER},
+        ErrorCase{"overlong string length", "0001617f8000", HPACK_E_INTEGER},
+        ErrorCase{"block ends inside an integer", "ff", HPACK_E_TRUNCATED},
+        ErrorCase{"block ends inside a name", "400a637573", HPACK_E_TRUNCATED},
+        ErrorCase{"block ends before the value", "4001", HPACK_E_TRUNCATED},
+        ErrorCase{"literal longer than the block", "00016105616263", HPACK_E_TRUNCATED},
+        ErrorCase{"EOS inside a Huffman string", "00016184ffffffff", HPACK_E_HUFFMAN_EOS},
+        ErrorCase{"Huffman padding longer than 7 bits", "000161821fff", HPACK_E_HUFFMAN_PADDING},
+        ErrorCase{"Huffman padding not all ones", "0001618118", HPACK_E_HUFFMAN_PADDING},
+        ErrorCase{"size update after a field", "823fe11f", HPACK_E_UPDATE_POSITION},
+        ErrorCase{"size update above SETTINGS_HEADER_TABLE_SIZE", "3fe21f", HPACK_E_UPDATE_SIZE}),
+    [](const ::testing::TestParamInfo<ErrorCase>& i) {
+        std::string n;
+        for (const char* p = i.param.what; *p; ++p)
+            if (isalnum(static_cast<unsigned char>(*p))) n += *p;
+        return n;
+    });
+
+TEST(DecoderErrors, AreStickyAndMapToHttp2Codes) {
+    hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);
+    std::vector<Decoded> fields;
+    EXPECT_EQ(decode(d, unhex("80"), &fields), HPACK_E_INDEX);
+    EXPECT_EQ(decode(d, unhex("82"), &fields), HPACK_E_STATE);
+    hpack_decoder_destroy(d);
+    EXPECT_EQ(hpack_h2_error(HPACK_E_FIELD_TOO_LARGE), HPACK_H2_ENHANCE_YOUR_CALM);
+    EXPECT_EQ(hpack_h2_error(HPACK_E_LIST_TOO_LARGE), HPACK_H2_ENHANCE_YOUR_CALM);
+    EXPECT_EQ(hpack_h2_error(HPACK_E_NOMEM), HPACK_H2_INTERNAL_ERROR);
+    EXPECT_EQ(hpack_h2_error(HPACK_OK), HPACK_H2_NO_ERROR);
+}
+
+TEST(DecoderSizeUpdate, AcceptedOnlyBeforeTheFirstField) {
+    EXPECT_EQ(decode_hex("3fe11f82"), HPACK_OK);      // 4096 then a field
+    EXPECT_EQ(decode_hex("203fe11f82"), HPACK_OK);    // 0, 4096, a field
+    EXPECT_EQ(decode_hex("82203fe11f"), HPACK_E_UPDATE_POSITION);
+}
+
+TEST(DecoderSizeUpdate, ZeroEvictsEverything) {
+    hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);
+    std::vector<Decoded> fields;
+    ASSERT_EQ(decode(d, unhex("40016101624001630164"), &fields), HPACK_OK);
+    EXPECT_EQ(hpack_decoder_table_entries(d), 2u);
+    ASSERT_EQ(decode(d, unhex("20"), &fields), HPACK_OK);
+    EXPECT_EQ(hpack_decoder_table_entries(d), 0u);
+    EXPECT_EQ(decode(d, unhex("be"), &fields), HPACK_E_INDEX);
+    hpack_decoder_destroy(d);
+}
+
+// RFC 7541 4.2: after our SETTINGS_HEADER_TABLE_SIZE shrank, the peer's
+// next block must begin with an update no larger than it.
+TEST(DecoderSizeUpdate, RequiredAfterSettingsShrink) {
+    hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);
+    std::vector<Decoded> fields;
+    ASSERT_EQ(hpack_decoder_set_settings_table_size(d, 1024), HPACK_OK);
+    EXPECT_EQ(decode(d, unhex("82"), &fields), HPACK_E_UPDATE_MISSING);
+    hpack_decoder_destroy(d);
+
+    d = hpack_decoder_create(nullptr, 4096);
+    ASSERT_EQ(hpack_decoder_set_settings_table_size(d, 1024), HPACK_OK);
+    EXPECT_EQ(decode(d, unhex("3fe20782"), &fields), HPACK_E_UPDATE_SIZE);  // 1025
+    hpack_decoder_destroy(d);
+
+    d = hpack_decoder_create(nullptr, 4096);
+    ASSERT_EQ(hpack_decoder_set_settings_table_size(d, 1024), HPACK_OK);
+    EXPECT_EQ(decode(d, unhex("3fe10782"), &fields), HPACK_OK);             // 1024
+    EXPECT_EQ(decode(d, unhex("82"), &fields), HPACK_OK);
+    hpack_decoder_destroy(d);
+}
+
+TEST(DecoderLimits, FieldTooLargeIsCaughtBeforeTheBytesArrive) {
+    // A 1 MiB value announced in a 7-octet block: the limit, not truncation.
+    EXPECT_EQ(decode_hex("0001617fffff3f", 4096, 4096, 0), HPACK_E_FIELD_TOO_LARGE);
+    // Without limits the same block is merely truncated.
+    EXPECT_EQ(decode_hex("0001617fffff3f"), HPACK_E_TRUNCATED);
+    EXPECT_EQ(hpack_h2_error(HPACK_E_FIELD_TOO_LARGE), HPACK_H2_ENHANCE_YOUR_CALM);
+}
+
+TEST(DecoderLimits, FieldExactlyAtTheLimitPasses) {
+    std::string wire = "0001610a" + hex(reinterpret_cast<const uint8_t*>("0123456789"), 10);
+    EXPECT_EQ(decode_hex(wire.c_str(), 4096, 11, 0), HPACK_OK);
+    EXPECT_EQ(decode_hex(wire.c_str(), 4096, 10, 0), HPACK_E_FIELD_TOO_LARGE);
+}
+
+// An HPACK bomb: one large entry, then a block of one-octet references to
+// it.  The list limit counts every reference in full.
+TEST(DecoderLimits, IndexedReferencesCountAgainstTheListLimit) {
+    hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);
+    hpack_decoder_set_limits(d, 8192, 16384);
+    std::string value(4000, 'x');
+    // Literal with incremental indexing, name "b", raw value of 4000 octets.
+    std::vector<uint8_t> insert = {0x40, 0x01, 'b', 0x7f};
+    uint32_t rest = 4000 - 127;
+    while (rest >= 128) {
+        insert.push_back(static_cast<uint8_t>(0x80 | (rest & 0x7f)));
+        rest >>= 7;
+    }
+    insert.push_back(static_cast<uint8_t>(rest));
+    insert.insert(insert.end(), value.begin(), value.end());
+    std::vector<Decoded> fields;
+    ASSERT_EQ(decode(d, insert, &fields), HPACK_OK);
+    std::vector<uint8_t> bomb(1000, 0xbe);
+    fields.clear();
+    EXPECT_EQ(decode(d, bomb, &fields), HPACK_E_LIST_TOO_LARGE);
+    EXPECT_EQ(fields.size(), 4u);  // 4 x 4033 fits in 16384, the 5th does not
+    hpack_decoder_destroy(d);
+}
+
+TEST(DecoderLimits, ListLimitResetsAtEachBlock) {
+    hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);
+    hpack_decoder_set_limits(d, 0, 3 * (7 + 3 + 32));
+    std::vector<Decoded> fields;
+    for (int i = 0; i < 5; ++i) ASSERT_EQ(decode(d, unhex("828282"), &fields), HPACK_OK);
+    EXPECT_EQ(decode(d, unhex("82828282"), &fields), HPACK_E_LIST_TOO_LARGE);
+    hpack_decoder_destroy(d);
+}
+
+TEST(DecoderMemo, ZeroedOnInsertAndKeptForIndexedReferences) {
+    hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);
+    std::vector<uint8_t> block = unhex("400a637573746f6d2d6b65790c637573746f6d2d76616c7565");
+    hpack_decode_begin(d);
+    const uint8_t* pos = block.data();
+    hpack_field_t f;
+    ASSERT_EQ(hpack_decode_field(d, &pos, block.data() + block.size(), 1, &f), HPACK_OK);
+    ASSERT_NE(f.memo, nullptr);
+    for (uint8_t b : f.memo->bytes) EXPECT_EQ(b, 0);
+    f.memo->words[0] = 0x1234;
+    f.memo->words[3] = 0x5678;
+    EXPECT_EQ(hpack_decode_field(d, &pos, block.data() + block.size(), 1, &f), HPACK_BLOCK_END);
+
+    // Indexed: the same memo.  Literal with the dynamic name: name_memo.
+    std::vector<uint8_t> again = unhex("be7e0161");
+    hpack_decode_begin(d);
+    pos = again.data();
+    ASSERT_EQ(hpack_decode_field(d, &pos, again.data() + again.size(), 1, &f), HPACK_OK);
+    ASSERT_NE(f.memo, nullptr);
+    EXPECT_EQ(f.memo->words[0], 0x1234u);
+    EXPECT_EQ(f.memo->words[3], 0x5678u);
+    EXPECT_EQ(f.name_memo, f.memo);
+    EXPECT_EQ(f.static_index, 0u);
+    EXPECT_EQ(f.index, 62u);
+    ASSERT_EQ(hpack_decode_field(d, &pos, again.data() + again.size(), 1, &f), HPACK_OK);
+    EXPECT_EQ(f.representation, HPACK_REP_INCREMENTAL);
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(f.name), f.name_len), "custom-key");
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(f.value), f.value_len), "a");
+    ASSERT_NE(f.memo, nullptr);
+    EXPECT_EQ(f.memo->words[0], 0u);            // the new entry's memo
+    ASSERT_NE(f.name_memo, nullptr);            // the name's entry survives
+    EXPECT_EQ(f.name_memo->words[0], 0x1234u);
+    hpack_decoder_destroy(d);
+}
+
+TEST(DecoderMemo, StaticFieldsCarryTheirStaticIndexAndNoMemo) {
+    hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);
+    std::vector<uint8_t> block = unhex("820f2b0161");  // :method GET; user-agent: a
+    hpack_decode_begin(d);
+    const uint8_t* pos = block.data();
+    hpack_field_t f;
+    ASSERT_EQ(hpack_decode_field(d, &pos, block.data() + block.size(), 1, &f), HPACK_OK);
+    EXPECT_EQ(f.static_index, 2u);
+    EXPECT_EQ(f.memo, nullptr);
+    ASSERT_EQ(hpack_decode_field(d, &pos, block.data() + block.size(), 1, &f), HPACK_OK);
+    EXPECT_EQ(f.static_index, 58u);
+    EXPECT_EQ(f.memo, nullptr);
+    EXPECT_EQ(f.name_memo, nullptr);
+    hpack_decoder_destroy(d);
+}
+
+// RFC 7541 4.4: a new entry may take its name from the entry its insertion
+// evicts.
+TEST(DecoderTable, NameReferencingTheEntryItEvicts) {
+    hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);
+    std::vector<Decoded> fields;
+    // Table of 64: "aaaa"/"bbbbbbbbbbbbbbbbbbbbbbbbbbbb" (4 + 28 + 32 = 64).
+    std::string wire = "3f21";  // size update to 64
+    wire += "4004" + hex(reinterpret_cast<const uint8_t*>("aaaa"), 4) + "1c" +
+            hex(reinterpret_cast<const uint8_t*>(std::string(28, 'b').data()), 28);
+    ASSERT_EQ(decode(d, unhex(wire), &fields), HPACK_OK);
+    EXPECT_EQ(hpack_decoder_table_entries(d), 1u);
+    fields.clear();
+    // Literal, incremental, name = index 62 (the entry itself), value "c".
+    ASSERT_EQ(decode(d, unhex("7e0163"), &fields), HPACK_OK);
+    ASSERT_EQ(fields.size(), 1u);
+    EXPECT_EQ(fields[0].name, "aaaa");
+    EXPECT_EQ(fields[0].value, "c");
+    fields.clear();
+    ASSERT_EQ(decode(d, unhex("be"), &fields), HPACK_OK);
+    EXPECT_EQ(fields[0].name, "aaaa");
+    EXPECT_EQ(fields[0].value, "c");
+    EXPECT_EQ(hpack_decoder_table_entries(d), 1u);
+    hpack_decoder_destroy(d);
+}
+
+// RFC 7541 4.4: an entry larger than the table empties it and is not added.
+TEST(DecoderTable, EntryLargerThanTheTableEmptiesIt) {
+    hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);
+    std::vector<Decoded> fields;
+    ASSERT_EQ(decode(d, unhex("3f0140016101624001630164"), &fields), HPACK_OK);  // size 32
+    EXPECT_EQ(hpack_decoder_table_entries(d), 0u);
+    EXPECT_EQ(fields.size(), 2u);
+    hpack_decoder_destroy(d);
+}
+
+TEST(DecoderTable, ThousandsOfInsertionsWrapTheArena) {
+    hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);
+    for (int i = 0; i < 5000; ++i) {
+        std::string name = "n" + std::to_string(i % 97);
+        std::string value(static_cast<size_t>(i % 300), static_cast<char>('a' + i % 26));
+        std::vector<uint8_t> block = {0x40, static_cast<uint8_t>(name.size())};
+        block.insert(block.end(), name.begin(), name.end());
+        uint8_t buf[8];
+        size_t n = 0;
+        uint32_t v = static_cast<uint32_t>(value.size());
+        if (v < 127) {
+            buf[n++] = static_cast<uint8_t>(v);
+        } else {
+            buf[n++] = 127;
+            v -= 127;
+            while (v >= 128) { buf[n++] = static_cast<uint8_t>(0x80 | (v & 0x7f)); v >>= 7; }
+            buf[n++] = static_cast<uint8_t>(v);
+        }
+        block.insert(block.end(), buf, buf + n);
+        block.insert(block.end(), value.begin(), value.end());
+        block.push_back(0xbe);  // and the entry just added
+        std::vector<Decoded> fields;
+        ASSERT_EQ(decode(d, block, &fields), HPACK_OK) << i;
+        ASSERT_EQ(fields.size(), 2u);
+        EXPECT_EQ(fields[1].name, name);
+        EXPECT_EQ(fields[1].value, value);
+        ASSERT_LE(hpack_decoder_table_size(d), 4096u);
+    }
+    hpack_decoder_destroy(d);
+}
+
+TEST(DecoderStats, CountRepresentationsAndBytes) {
+    hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);
+    std::vector<Decoded> fields;
+    ASSERT_EQ(decode(d, unhex("828684418cf1e3c2e5f23a6ba0ab90f4ff"), &fields), HPACK_OK);
+    ASSERT_EQ(decode(d, unhex("828684be5886a8eb10649cbf"), &fields), HPACK_OK);
+    hpack_stats_t st;
+    hpack_decoder_stats(d, &st);
+    EXPECT_EQ(st.blocks, 2u);
+    EXPECT_EQ(st.fields, 9u);
+    EXPECT_EQ(st.indexed_static, 6u);
+    EXPECT_EQ(st.indexed_dynamic, 1u);
+    EXPECT_EQ(st.name_indexed, 2u);
+    EXPECT_EQ(st.insertions, 2u);
+    EXPECT_EQ(st.huffman_strings, 2u);
+    EXPECT_EQ(st.wire_bytes, 17u + 12u);
+    hpack_decoder_destroy(d);
+}
+
+TEST(DecoderApi, BlockCallbackStopsOnNonZero) {
+    hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);
+    std::vector<uint8_t> block = unhex("828684");
+    int count = 0;
+    int rc = hpack_decode_block(d, block.data(), block.size(),
+                                [](void* ctx, const hpack_field_t*) {
+                                    return ++*static_cast<int*>(ctx) == 2 ? 7 : 0;
+                                },
+                                &count);
+    EXPECT_EQ(rc, 7);
+    EXPECT_EQ(count, 2);
+    hpack_decoder_destroy(d);
+}
+
+TEST(DecoderApi, RejectsOversizedSettings) {
+    EXPECT_EQ(hpack_decoder_create(nullptr, HPACK_MAX_TABLE_SIZE + 1), nullptr);
+    hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);
+    EXPECT_EQ(hpack_decoder_set_settings_table_size(d, HPACK_MAX_TABLE_SIZE + 1),
+              HPACK_E_ARGUMENT);
+    hpack_decoder_destroy(d);
+}
+
+// Allocation failure surfaces as HPACK_E_NOMEM, never a crash.
+TEST(DecoderApi, AllocatorFailureIsReported) {
+    struct Budget { int left; };
+    Budget budget{0};
+    hpack_allocator_t a{[](void* ctx, size_t n) -> void* {
+                            auto* b = static_cast<Budget*>(ctx);
+                            return b->left-- > 0 ? malloc(n) : nullptr;
+                        },
+                        [](void*, void* p) { free(p); }, &budget};
+    for (int allowed = 0; allowed < 8; ++allowed) {
+        budget.left = allowed;
+        hpack_decoder_t* d = hpack_decoder_create(&a, 4096);
+        if (!d) continue;
+        std::vector<Decoded> fields;
+        int rc = decode(d, unhex("828684418cf1e3c2e5f23a6ba0ab90f4ff"), &fields);
+        EXPECT_TRUE(rc == HPACK_OK || rc == HPACK_E_NOMEM) << rc;
+        hpack_decoder_destroy(d);
+    }
+}
+
+}  // namespace

@@ -1,0 +1,314 @@
+// The encoder: round trips through our decoder, one-octet references for
+// repeated fields, the indexing policy, table-size signalling, bounds.
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "hpack.h"
+#include "test_util.h"
+
+using namespace hpack_test;
+
+namespace {
+
+const HeaderList kResponse = {
+    {":status", "200"},
+    {"server", "nginx"},
+    {"content-type", "text/html; charset=utf-8"},
+    {"cache-control", "public, max-age=3600"},
+    {"strict-transport-security", "max-age=63072000; includeSubDomains; preload"},
+    {"x-content-type-options", "nosniff"},
+    {"x-frame-options", "DENY"},
+    {"referrer-policy", "strict-origin-when-cross-origin"},
+    {"content-security-policy", "default-src 'self'; img-src 'self' data:"},
+    {"permissions-policy", "geolocation=(), microphone=()"},
+    {"cross-origin-opener-policy", "same-origin"},
+    {"vary", "Accept-Encoding"},
+};
+
+struct Pair {
+    hpack_encoder_t* enc;
+    hpack_decoder_t* dec;
+    explicit Pair(size_t cap = 4096, const hpack_policy_t* policy = nullptr)
+        : enc(hpack_encoder_create(nullptr, cap, policy)),
+          dec(hpack_decoder_create(nullptr, 4096)) {}
+    ~Pair() {
+        hpack_encoder_destroy(enc);
+        hpack_decoder_destroy(dec);
+    }
+    std::vector<Decoded> round_trip(const HeaderList& list, std::vector<uint8_t>* wire = nullptr,
+                                    const std::vector<unsigned>& flags = {}) {
+        std::vector<uint8_t> block = encode(enc, list, flags);
+        std::vector<Decoded> out;
+        EXPECT_EQ(decode(dec, block, &out), HPACK_OK);
+        EXPECT_EQ(names_values(out), list);
+        EXPECT_EQ(hpack_decoder_table_size(dec), hpack_encoder_table_size(enc));
+        if (wire) *wire = block;
+        return out;
+    }
+};
+
+TEST(EncoderTable, RepeatedResponseBecomesOneOctetPerField) {
+    Pair p;
+    std::vector<uint8_t> first, second;
+    p.round_trip(kResponse, &first);
+    p.round_trip(kResponse, &second);
+    EXPECT_EQ(second.size(), kResponse.size()) << hex(second);
+    for (uint8_t b : second) EXPECT_TRUE(b & 0x80);
+    EXPECT_GT(first.size(), 200u);
+}
+
+TEST(EncoderTable, RoundTripsRandomListsWithTableSizeChanges) {
+    std::mt19937 rng(7);
+    hpack_encoder_t* e = hpack_encoder_create(nullptr, 65536, nullptr);
+    hpack_decoder_t* d = hpack_decoder_create(nullptr, 65536);
+    const size_t sizes[] = {0, 64, 256, 4096, 8192, 65536, 1000};
+    for (int block = 0; block < 2000; ++block) {
+        if (rng() % 17 == 0) {
+            // A SETTINGS change, sometimes two before the next block.
+            for (unsigned k = 0; k <= rng() % 2; ++k) {
+                size_t s = sizes[rng() % 7];
+                ASSERT_EQ(hpack_decoder_set_settings_table_size(d, s), HPACK_OK);
+                ASSERT_EQ(hpack_encoder_set_peer_table_size(e, s), HPACK_OK);
+            }
+        }
+        HeaderList list;
+        const unsigned n = rng() % 20;
+        for (unsigned i = 0; i < n; ++i) {
+            std::string name = "x-h" + std::to_string(rng() % 40);
+            std::string value;
+            const unsigned len = rng() % 4 == 0 ? rng() % 600 : rng() % 30;
+            for (unsigned j = 0; j < len; ++j) value += static_cast<char>(rng() % 256);
+            if (rng() % 3 == 0) value = "v" + std::to_string(rng() % 10);
+            list.emplace_back(name, value);
+        }
+        std::vector<uint8_t> wire = encode(e, list);
+        std::vector<Decoded> out;
+        ASSERT_EQ(decode(d, wire, &out), HPACK_OK) << "block " << block;
+        ASSERT_EQ(names_values(out), list) << "block " << block;
+        ASSERT_EQ(hpack_decoder_table_size(d), hpack_encoder_table_size(e));
+        ASSERT_EQ(hpack_decoder_table_entries(d), hpack_encoder_table_entries(e));
+    }
+    hpack_encoder_destroy(e);
+    hpack_decoder_destroy(d);
+}
+
+TEST(EncoderTable, AllOctetsInNamesAndValuesRoundTrip) {
+    Pair p;
+    std::string all;
+    for (int i = 0; i < 256; ++i) all += static_cast<char>(i);
+    p.round_trip({{"x-all", all}, {"x-all", all}, {"x-huff", "aaaaaaaaaa"}});
+}
+
+// RFC 7541 7.1: secrets never enter the table and stay never-indexed.
+TEST(EncoderPolicy, NeverIndexesSecrets) {
+    Pair p;
+    const HeaderList list = {{"authorization", "Bearer abc.def.ghi"},
+                             {"proxy-authorization", "Basic dXNlcjpwYXNz"},
+                             {"set-cookie", "sid=31d4d96e407a"},       // short: a guessable id
+                             {"cookie", "sid=31d4d96e407a"}};
+    for (int i = 0; i < 3; ++i) {
+        auto out = p.round_trip(list);
+        for (const auto& f : out) EXPECT_EQ(f.rep, HPACK_REP_NEVER_INDEXED) << f.name;
+    }
+    EXPECT_EQ(hpack_encoder_table_entries(p.enc), 0u);
+}
+
+TEST(EncoderPolicy, CallerFlagAndAddedNamesAreNeverIndexed) {
+    hpack_policy_t* policy = hpack_policy_create(nullptr);
+    ASSERT_EQ(hpack_policy_add(policy, "x-api-key", 9, HPACK_POLICY_NEVER_INDEX), HPACK_OK);
+    EXPECT_EQ(hpack_policy_add(policy, "X-Upper", 7, HPACK_POLICY_NEVER_INDEX), HPACK_E_ARGUMENT);
+    EXPECT_EQ(hpack_policy_add(policy, "x", 1, 0), HPACK_E_ARGUMENT);
+    EXPECT_EQ(hpack_policy_lookup(policy, "x-api-key", 9), unsigned{HPACK_POLICY_NEVER_INDEX});
+    EXPECT_EQ(hpack_policy_lookup(policy, "date", 4), unsigned{HPACK_POLICY_VOLATILE});
+    {
+        Pair p(4096, policy);
+        const HeaderList list = {{"x-api-key", "k-123456789012345678901234"},
+                                 {"x-custom", "flagged by the caller"},
+                                 {"x-plain", "indexed"}};
+        for (int i = 0; i < 2; ++i) {
+            auto out = p.round_trip(list, nullptr, {0, HPACK_FIELD_NEVER_INDEX, 0});
+            EXPECT_EQ(out[0].rep, HPACK_REP_NEVER_INDEXED);
+            EXPECT_EQ(out[1].rep, HPACK_REP_NEVER_INDEXED);
+            EXPECT_EQ(out[2].rep, i == 0 ? HPACK_REP_INCREMENTAL : HPACK_REP_INDEXED);
+        }
+    }
+    hpack_policy_destroy(policy);
+}
+
+// Volatile fields are indexed only when they recur.
+TEST(EncoderPolicy, VolatileFieldsAreIndexedOnlyWhenTheyRecur) {
+    Pair p;
+    auto a = p.round_trip({{"x-request-id", "4f2a9c"}, {"date", "Mon, 21 Oct 2013 20:13:21 GMT"}});
+    EXPECT_EQ(a[0].rep, HPACK_REP_WITHOUT_INDEXING);
+    EXPECT_EQ(a[1].rep, HPACK_REP_WITHOUT_INDEXING);
+    auto b = p.round_trip({{"x-request-id", "77e1d0"}, {"date", "Mon, 21 Oct 2013 20:13:21 GMT"}});
+    EXPECT_EQ(b[0].rep, HPACK_REP_WITHOUT_INDEXING);
+    EXPECT_EQ(b[1].rep, HPACK_REP_INCREMENTAL);     // the same date again
+    auto c = p.round_trip({{"date", "Mon, 21 Oct 2013 20:13:21 GMT"}});
+    EXPECT_EQ(c[0].rep, HPACK_REP_INDEXED);
+    // A long set-cookie is volatile, not secret.
+    std::string cookie = "prefs=" + std::string(40, 'q') + "; Path=/; Secure";
+    EXPECT_EQ(p.round_trip({{"set-cookie", cookie}})[0].rep, HPACK_REP_WITHOUT_INDEXING);
+    EXPECT_EQ(p.round_trip({{"set-cookie", cookie}})[0].rep, HPACK_REP_INCREMENTAL);
+    EXPECT_EQ(p.round_trip({{"set-cookie", cookie}})[0].rep, HPACK_REP_INDEXED);
+}
+
+TEST(EncoderPolicy, NoIndexFlagKeepsTheTableUntouched) {
+    Pair p;
+    auto a = p.round_trip({{"x-once", "1"}}, nullptr, {HPACK_FIELD_NO_INDEX});
+    EXPECT_EQ(a[0].rep, HPACK_REP_WITHOUT_INDEXING);
+    EXPECT_EQ(hpack_encoder_table_entries(p.enc), 0u);
+}
+
+TEST(EncoderPolicy, HugeFieldsDoNotFlushTheTable) {
+    Pair p;
+    p.round_trip(kResponse);
+    const size_t entries = hpack_encoder_table_entries(p.enc);
+    auto a = p.round_trip({{"x-big", std::string(3500, 'z')}});
+    EXPECT_EQ(a[0].rep, HPACK_REP_WITHOUT_INDEXING);
+    EXPECT_EQ(hpack_encoder_table_entries(p.enc), entries);
+}
+
+// RFC 7541 4.2: after SETTINGS_HEADER_TABLE_SIZE changes, the next block
+// starts with the smallest size reached, then the final one.
+TEST(EncoderSizeUpdate, DropThenRiseSignalsMinimumThenFinal) {
+    Pair p;
+    p.round_trip(kResponse);
+    ASSERT_EQ(hpack_encoder_set_peer_table_size(p.enc, 0), HPACK_OK);
+    ASSERT_EQ(hpack_encoder_set_peer_table_size(p.enc, 4096), HPACK_OK);
+    ASSERT_EQ(hpack_decoder_set_settings_table_size(p.dec, 0), HPACK_OK);
+    ASSERT_EQ(hpack_decoder_set_settings_table_size(p.dec, 4096), HPACK_OK);
+    std::vector<uint8_t> wire;
+    p.round_trip({{":status", "200"}}, &wire);
+    EXPECT_EQ(hex(wire), "203fe11f88");
+    EXPECT_EQ(hpack_encoder_table_entries(p.enc), 0u);
+}
+
+TEST(EncoderSizeUpdate, ShrinkSignalsOnceAndEvicts) {
+    Pair p;
+    p.round_trip(kResponse);
+    ASSERT_EQ(hpack_encoder_set_peer_table_size(p.enc, 1024), HPACK_OK);
+    ASSERT_EQ(hpack_decoder_set_settings_table_size(p.dec, 1024), HPACK_OK);
+    std::vector<uint8_t> wire;
+    p.round_trip({{":status", "200"}}, &wire);
+    EXPECT_EQ(hex(wire), "3fe10788");
+    EXPECT_LE(hpack_encoder_table_size(p.enc), 1024u);
+    p.round_trip({{":status", "200"}}, &wire);
+    EXPECT_EQ(hex(wire), "88");
+}
+
+TEST(EncoderSizeUpdate, UnchangedOrAboveOurCapSendsNothing) {
+    Pair p;
+    ASSERT_EQ(hpack_encoder_set_peer_table_size(p.enc, 4096), HPACK_OK);
+    std::vector<uint8_t> wire;
+    p.round_trip({{":status", "200"}}, &wire);
+    EXPECT_EQ(hex(wire), "88");
+    ASSERT_EQ(hpack_encoder_set_peer_table_size(p.enc, 65536), HPACK_OK);  // cap is 4096
+    p.round_trip({{":status", "200"}}, &wire);
+    EXPECT_EQ(hex(wire), "88");
+}
+
+TEST(EncoderSizeUpdate, OurSmallerCapIsSignalledInTheFirstBlock) {
+    Pair p(1024);
+    std::vector<uint8_t> wire;
+    p.round_trip({{":status", "200"}}, &wire);
+    EXPECT_EQ(hex(wire), "3fe10788");
+    Pair zero(0);
+    zero.round_trip(kResponse, &wire);
+    EXPECT_EQ(wire[0], 0x20);
+    EXPECT_EQ(hpack_encoder_table_entries(zero.enc), 0u);
+}
+
+TEST(EncoderStrings, HuffmanOnlyWhenStrictlyShorter) {
+    uint8_t buf[64];
+    // "aaaa": 4 x 5 bits = 20 bits -> 3 octets < 4: Huffman.
+    EXPECT_EQ(hpack_string_encode(reinterpret_cast<const uint8_t*>("aaaa"), 4, buf), 4u);
+    EXPECT_EQ(buf[0], 0x83);
+    // "\xff\xff": 26 bits each: raw.
+    EXPECT_EQ(hpack_string_encode(reinterpret_cast<const uint8_t*>("\xff\xff"), 2, buf), 3u);
+    EXPECT_EQ(buf[0], 0x02);
+    // "ab" (5 + 6 bits -> 2 octets == 2): not strictly shorter: raw.
+    EXPECT_EQ(hpack_string_encode(reinterpret_cast<const uint8_t*>("ab"), 2, buf), 3u);
+    EXPECT_EQ(buf[0], 0x02);
+    EXPECT_EQ(hpack_string_encoded_len(reinterpret_cast<const uint8_t*>("aaaa"), 4), 4u);
+}
+
+TEST(EncoderStrings, PreEncodedValuesAreCopied) {
+    Pair p;
+    const std::string value = "max-age=63072000; includeSubDomains";
+    std::vector<uint8_t> lit(hpack_string_encoded_len(
+        reinterpret_cast<const uint8_t*>(value.data()), value.size()));
+    hpack_string_encode(reinterpret_cast<const uint8_t*>(value.data()), value.size(), lit.data());
+    hpack_header_t h{};
+    h.name = reinterpret_cast<const uint8_t*>("strict-transport-security");
+    h.name_len = 25;
+    h.value = reinterpret_cast<const uint8_t*>(value.data());
+    h.value_len = value.size();
+    h.value_literal = lit.data();
+    h.value_literal_len = lit.size();
+    std::vector<uint8_t> out(hpack_encode_bound(p.enc, &h, 1));
+    size_t len;
+    ASSERT_EQ(hpack_encode(p.enc, &h, 1, out.data(), out.size(), &len), HPACK_OK);
+    out.resize(len);
+    // 0x40|56 then the literal exactly.
+    EXPECT_EQ(hex(out), "78" + hex(lit));
+    std::vector<Decoded> fields;
+    ASSERT_EQ(decode(p.dec, out, &fields), HPACK_OK);
+    EXPECT_EQ(fields[0].value, value);
+}
+
+TEST(EncoderApi, BufferBelowTheBoundIsRefusedWithoutSideEffects) {
+    Pair p;
+    hpack_header_t h{};
+    h.name = reinterpret_cast<const uint8_t*>("x-a");
+    h.name_len = 3;
+    h.value = reinterpret_cast<const uint8_t*>("b");
+    h.value_len = 1;
+    uint8_t out[4];
+    size_t len = 0;
+    EXPECT_EQ(hpack_encode(p.enc, &h, 1, out, sizeof out, &len), HPACK_E_BUFFER);
+    EXPECT_EQ(hpack_encoder_table_entries(p.enc), 0u);
+    h.name_len = 0;
+    std::vector<uint8_t> big(64);
+    EXPECT_EQ(hpack_encode(p.enc, &h, 1, big.data(), big.size(), &len), HPACK_E_ARGUMENT);
+    EXPECT_EQ(hpack_encoder_create(nullptr, HPACK_MAX_TABLE_SIZE + 1, nullptr), nullptr);
+}
+
+TEST(EncoderApi, BoundHoldsForWorstCaseInput) {
+    Pair p;
+    std::string worst;
+    for (int i = 0; i < 1000; ++i) worst += static_cast<char>(0xff - i % 8);
+    HeaderList list = {{"x-w", worst}, {std::string(300, '\xfe'), worst}};
+    std::vector<uint8_t> wire;
+    p.round_trip(list, &wire);
+    EXPECT_FALSE(wire.empty());
+}
+
+// Thousands of unique names stay O(1) per lookup; correctness here, speed
+// in the benchmark.
+TEST(EncoderTable, ThousandsOfUniqueFieldsInALargeTable) {
+    hpack_encoder_t* e = hpack_encoder_create(nullptr, HPACK_MAX_TABLE_SIZE, nullptr);
+    hpack_decoder_t* d = hpack_decoder_create(nullptr, HPACK_MAX_TABLE_SIZE);
+    ASSERT_EQ(hpack_encoder_set_peer_table_size(e, HPACK_MAX_TABLE_SIZE), HPACK_OK);
+    ASSERT_EQ(hpack_decoder_set_settings_table_size(d, HPACK_MAX_TABLE_SIZE), HPACK_OK);
+    for (int b = 0; b < 100; ++b) {
+        HeaderList list;
+        for (int i = 0; i < 100; ++i)
+            list.emplace_back("x-u" + std::to_string(b * 100 + i), std::to_string(i));
+        std::vector<Decoded> out;
+        ASSERT_EQ(decode(d, encode(e, list), &out), HPACK_OK);
+        ASSERT_EQ(names_values(out), list);
+    }
+    EXPECT_EQ(hpack_encoder_table_entries(e), 10000u);
+    hpack_stats_t st;
+    hpack_encoder_stats(e, &st);
+    EXPECT_EQ(st.insertions, 10000u);
+    hpack_encoder_destroy(e);
+    hpack_decoder_destroy(d);
+}
+
+}  // namespace

@@ -1,0 +1,105 @@
+// Helpers shared by the codec tests: hex, and decoding a block into a list.
+
+#ifndef HPACK_TEST_UTIL_H
+#define HPACK_TEST_UTIL_H
+
+#include <stdint.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hpack.h"
+
+namespace hpack_test {
+
+using Header = std::pair<std::string, std::string>;
+using HeaderList = std::vector<Header>;
+
+inline std::vector<uint8_t> unhex(const std::string& s) {
+    std::vector<uint8_t> out;
+    auto nib = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    };
+    int hi = -1;
+    for (char c : s) {
+        int v = nib(c);
+        if (v < 0) continue;  // spaces between groups are allowed
+        if (hi < 0) {
+            hi = v;
+        } else {
+            out.push_back(static_cast<uint8_t>(hi << 4 | v));
+            hi = -1;
+        }
+    }
+    return out;
+}
+
+inline std::string hex(const uint8_t* p, size_t n) {
+    static const char d[] = "0123456789abcdef";
+    std::string s;
+    for (size_t i = 0; i < n; ++i) {
+        s += d[p[i] >> 4];
+        s += d[p[i] & 15];
+    }
+    return s;
+}
+
+inline std::string hex(const std::vector<uint8_t>& v) { return hex(v.data(), v.size()); }
+
+struct Decoded {
+    std::string name, value;
+    hpack_representation_t rep;
+    uint32_t index;
+    bool operator==(const Header& h) const { return name == h.first && value == h.second; }
+};
+
+// Decodes a whole block; returns the status and appends the fields.
+inline int decode(hpack_decoder_t* d, const std::vector<uint8_t>& block,
+                  std::vector<Decoded>* out) {
+    hpack_decode_begin(d);
+    const uint8_t* pos = block.data();
+    const uint8_t* end = pos + block.size();
+    hpack_field_t f;
+    for (;;) {
+        int rc = hpack_decode_field(d, &pos, end, 1, &f);
+        if (rc == HPACK_BLOCK_END) return HPACK_OK;
+        if (rc != HPACK_OK) return rc;
+        out->push_back({std::string(reinterpret_cast<const char*>(f.name), f.name_len),
+                        std::string(reinterpret_cast<const char*>(f.value), f.value_len),
+                        f.representation, f.index});
+    }
+}
+
+inline HeaderList names_values(const std::vector<Decoded>& v) {
+    HeaderList out;
+    for (const auto& d : v) out.emplace_back(d.name, d.value);
+    return out;
+}
+
+// Encodes a list with the given per-field flags (0 for all when empty).
+inline std::vector<uint8_t> encode(hpack_encoder_t* e, const HeaderList& list,
+                                   const std::vector<unsigned>& flags = {}) {
+    std::vector<hpack_header_t> hs(list.size());
+    for (size_t i = 0; i < list.size(); ++i) {
+        hs[i] = hpack_header_t{};
+        hs[i].name = reinterpret_cast<const uint8_t*>(list[i].first.data());
+        hs[i].name_len = list[i].first.size();
+        hs[i].value = reinterpret_cast<const uint8_t*>(list[i].second.data());
+        hs[i].value_len = list[i].second.size();
+        hs[i].flags = i < flags.size() ? flags[i] : 0;
+    }
+    std::vector<uint8_t> out(hpack_encode_bound(e, hs.data(), hs.size()));
+    size_t len = 0;
+    int rc = hpack_encode(e, hs.data(), hs.size(), out.data(), out.size(), &len);
+    if (rc != HPACK_OK) return {};
+    out.resize(len);
+    return out;
+}
+
+}  // namespace hpack_test
+
+#endif
