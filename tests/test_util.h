@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "hex.h"
 #include "hpack.h"
 
 namespace hpack_test {
@@ -16,39 +17,18 @@ namespace hpack_test {
 using Header = std::pair<std::string, std::string>;
 using HeaderList = std::vector<Header>;
 
+// Hex from the RFC's examples, which may group digits with spaces.
 inline std::vector<uint8_t> unhex(const std::string& s) {
+    std::string digits;
+    for (char c : s)
+        if (c != ' ') digits += c;
     std::vector<uint8_t> out;
-    auto nib = [](char c) -> int {
-        if (c >= '0' && c <= '9') return c - '0';
-        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-        return -1;
-    };
-    int hi = -1;
-    for (char c : s) {
-        int v = nib(c);
-        if (v < 0) continue;  // spaces between groups are allowed
-        if (hi < 0) {
-            hi = v;
-        } else {
-            out.push_back(static_cast<uint8_t>(hi << 4 | v));
-            hi = -1;
-        }
-    }
+    if (!hpack_tools::hex::decode(digits, &out)) out.clear();
     return out;
 }
 
-inline std::string hex(const uint8_t* p, size_t n) {
-    static const char d[] = "0123456789abcdef";
-    std::string s;
-    for (size_t i = 0; i < n; ++i) {
-        s += d[p[i] >> 4];
-        s += d[p[i] & 15];
-    }
-    return s;
-}
-
-inline std::string hex(const std::vector<uint8_t>& v) { return hex(v.data(), v.size()); }
+inline std::string hex(const uint8_t* p, size_t n) { return hpack_tools::hex::encode(p, n); }
+inline std::string hex(const std::vector<uint8_t>& v) { return hpack_tools::hex::encode(v); }
 
 struct Decoded {
     std::string name, value;
