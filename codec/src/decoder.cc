@@ -67,6 +67,7 @@ struct hpack_decoder {
     size_t   list_size = 0;
     bool     field_seen = false;    // in the current block
     bool     update_required = false;
+    size_t   update_limit = 0;      // the first update must be <= this
     bool     in_block = false;
     int      error = 0;             // sticky
 
@@ -183,6 +184,8 @@ int hpack_decoder::parse(const uint8_t* p, const uint8_t* end,
         if (r <= 0) return r == 0 ? kIncomplete : r;
         if (field_seen) return HPACK_E_UPDATE_POSITION;
         if (size > settings_size) return HPACK_E_UPDATE_SIZE;
+        // RFC 7541 4.2: the smallest setting since the last block first.
+        if (update_required && size > update_limit) return HPACK_E_UPDATE_MISSING;
         stats.evictions += table.set_max_size(size);
         update_required = false;
         ++stats.size_updates;
@@ -325,8 +328,13 @@ HPACK_API int hpack_decoder_set_settings_table_size(hpack_decoder_t* dec, size_t
     if (!dec->table.reserve(size)) return HPACK_E_NOMEM;
     dec->settings_size = size;
     // RFC 7541 4.2: a smaller limit must be acknowledged by the encoder
-    // with a size update at the start of its next block.
-    if (size < dec->table.max_size()) dec->update_required = true;
+    // with a size update at the start of its next block, no larger than the
+    // smallest limit set since its last block.
+    if (size < dec->table.max_size() || dec->update_required) {
+        dec->update_limit = dec->update_required && dec->update_limit < size
+                                ? dec->update_limit : size;
+        dec->update_required = true;
+    }
     return HPACK_OK;
 }
 
