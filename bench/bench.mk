@@ -1,0 +1,100 @@
+# The codec benchmark: ours against libnghttp2 and nginx's stock Huffman
+# functions, in one binary and one run (bench/codec_bench.cc, BENCHMARKS.md).
+#
+#   make bench-codec              Google Benchmark, 3 repetitions (medians),
+#                                 then the ratio report (about 2 minutes)
+#   make bench-codec QUICK=1      one short repetition: a smoke run for CI
+#   make bench-codec-callgrind    instructions per operation under callgrind
+#
+# Everything timed is built at the same optimization, $(OPT) (-O2): the codec
+# (its own rules), the two nginx files compiled unmodified from the nginx
+# tree against minimal shim headers, and the benchmark.  The nginx files are
+# also built at -O, nginx's own default, under renamed symbols.
+# Included from the top-level Makefile.
+
+BENCH_DIR        := $(BUILD)/bench
+BENCH_BIN        := $(BENCH_DIR)/codec_bench
+BENCH_NGINX      ?= 1.26.3
+BENCH_NGINX_PATH := $(BENCH_DIR)/nginx-$(BENCH_NGINX).path
+BENCH_JSON       := $(BENCH_DIR)/codec.json
+BENCH_CG_DIR     := $(BENCH_DIR)/callgrind
+
+# Seconds per repetition and repetitions; QUICK=1 for a smoke run.
+BENCH_MIN_TIME   ?= 0.3
+BENCH_REPS       ?= 3
+ifeq ($(QUICK),1)
+BENCH_MIN_TIME   := 0.005
+BENCH_REPS       := 1
+endif
+# Extra Google Benchmark flags, e.g. BENCH_ARGS=--benchmark_filter=huffman
+BENCH_ARGS       ?=
+# Callgrind: groups of cases and iterations per case.
+BENCH_CG_GROUPS  ?= huffman,request,response
+BENCH_CG_ITERS   ?= 20
+
+BENCH_CXXFLAGS   := -std=c++17 $(OPT) -g -Wall -Wextra -Werror \
+                    -Icodec/include -Icodec/tools -Ibench/nginx_huff_shim
+# nginx's own warning set (auto/cc/gcc) with our optimization.
+BENCH_NGX_WARN   := -W -Wall -Wpointer-arith -Wno-unused-parameter -Werror
+BENCH_NGX_CFLAGS := $(BENCH_NGX_WARN) -g -Ibench/nginx_huff_shim
+BENCH_NGX_RENAME := -Dngx_http_huff_decode=ngx_http_huff_decode_O1 \
+                    -Dngx_http_huff_encode=ngx_http_huff_encode_O1
+BENCH_NGX_OBJS   := $(BENCH_DIR)/ngx_http_huff_decode.o \
+                    $(BENCH_DIR)/ngx_http_huff_encode.o \
+                    $(BENCH_DIR)/ngx_http_huff_decode_O1.o \
+                    $(BENCH_DIR)/ngx_http_huff_encode_O1.o
+BENCH_SHIM_HDRS  := $(wildcard bench/nginx_huff_shim/*.h)
+# libnghttp2 linked statically, like the codec: no PLT calls on either side.
+BENCH_LIBS       := -lbenchmark -Wl,-Bstatic -lnghttp2 -Wl,-Bdynamic -lpthread
+
+.PHONY: bench-codec bench-codec-callgrind
+
+# Which codec was measured: the commit and a hash of the sources built.
+BENCH_CODEC_ID = $$(git rev-parse --short HEAD 2>/dev/null || echo none)+$$(cat \
+                 $(CODEC_SRCS) $(CODEC_HDRS) | sha256sum | cut -c1-12)
+
+# The nginx tree (fetched on first use); its path is kept for the rules below.
+$(BENCH_NGINX_PATH): scripts/nginx-source.sh
+	@mkdir -p $(@D)
+	scripts/nginx-source.sh $(BENCH_NGINX) > $@.tmp
+	@mv $@.tmp $@
+
+$(BENCH_DIR)/ngx_http_huff_%_O1.o: $(BENCH_NGINX_PATH) $(BENCH_SHIM_HDRS)
+	$(CC) -O $(BENCH_NGX_CFLAGS) $(BENCH_NGX_RENAME) \
+	    -c "$$(cat $<)/src/http/ngx_http_huff_$*.c" -o $@
+
+$(BENCH_DIR)/ngx_http_huff_%.o: $(BENCH_NGINX_PATH) $(BENCH_SHIM_HDRS)
+	$(CC) $(OPT) $(BENCH_NGX_CFLAGS) \
+	    -c "$$(cat $<)/src/http/ngx_http_huff_$*.c" -o $@
+
+$(BENCH_DIR)/codec_bench.o: bench/codec_bench.cc codec/include/hpack.h \
+        $(TOOL_HDRS) $(BENCH_SHIM_HDRS)
+	@mkdir -p $(@D)
+	$(CXX) $(BENCH_CXXFLAGS) -c $< -o $@
+
+$(BENCH_BIN): $(BENCH_DIR)/codec_bench.o $(BENCH_NGX_OBJS) $(CODEC_LIB)
+	$(CXX) $^ $(BENCH_LIBS) -o $@
+
+bench-codec: $(BENCH_BIN)
+	$(BENCH_BIN) --benchmark_min_time=$(BENCH_MIN_TIME) \
+	    --benchmark_repetitions=$(BENCH_REPS) \
+	    --benchmark_report_aggregates_only=true \
+	    --benchmark_enable_random_interleaving=true \
+	    --benchmark_out=$(BENCH_JSON) --benchmark_out_format=json \
+	    --benchmark_context=codec_bench.codec=$(BENCH_CODEC_ID) \
+	    $(BENCH_ARGS)
+	@echo
+	set -o pipefail; $(PYTHON) bench/report_codec.py $(BENCH_JSON) \
+	    | tee $(BENCH_DIR)/codec-report.md
+
+bench-codec-callgrind: $(BENCH_BIN)
+	@rm -rf $(BENCH_CG_DIR) && mkdir -p $(BENCH_CG_DIR)
+	valgrind --tool=callgrind --callgrind-out-file=$(BENCH_CG_DIR)/cg.out \
+	    --compress-strings=no --compress-pos=no \
+	    $(BENCH_BIN) --callgrind-driver=$(BENCH_CG_GROUPS) \
+	    --callgrind-iters=$(BENCH_CG_ITERS) > $(BENCH_CG_DIR)/valgrind.log 2>&1 \
+	    || { cat $(BENCH_CG_DIR)/valgrind.log; exit 1; }
+	@echo
+	set -o pipefail; $(PYTHON) bench/report_codec.py --callgrind \
+	    $(BENCH_CG_DIR) --annotate --codec=$(BENCH_CODEC_ID) \
+	    | tee $(BENCH_DIR)/codec-callgrind.md

@@ -1,0 +1,440 @@
+#!/usr/bin/python3
+"""Ratio report of codec_bench (make bench-codec, make bench-codec-callgrind).
+
+Usage:
+  report_codec.py RESULTS.json            Google Benchmark JSON
+                                          (--benchmark_out_format=json)
+  report_codec.py --callgrind DIR [--annotate] [--codec=ID]
+                                          callgrind dumps of
+                                          codec_bench --callgrind-driver
+
+Prints Markdown: every case per operation, then the ratios ours/nghttp2 and
+ours/nginx against the aims of the benchmark issue with PASS or MISS.  Wall
+clock uses the median over repetitions (the run itself when there was one)
+of CPU time, and shows beside it the ratio of the fastest repetitions (noise
+on a shared machine only adds time); PASS/MISS is judged on the medians.
+Callgrind uses instructions (Ir) per operation, which do not depend on the
+machine's load.  --annotate adds, for every aim the instruction counts miss,
+callgrind_annotate's function list of our case and its hottest source lines
+in codec/src (inlined code included).
+
+Exit status 0 whatever the results (the report is the product); 1 when the
+input cannot be read.
+"""
+
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+# The issue's aims: (kind, a, b, largest ratio ours/other that passes, text)
+#   kind "block": ours / nghttp2 on case a ("group/op/mode"), b unused
+#   kind "huff":  ours / nginx (-O2) on huffman/a/b (operation, input)
+AIMS = [
+    ("huff", "decode", "values", 1 / 4,
+     "Huffman decode, header values: >= 4x faster than nginx"),
+    ("huff", "decode", "printable", 1 / 4,
+     "Huffman decode, random printable: >= 4x faster than nginx"),
+    ("huff", "encode", "values", 1 / 2.5,
+     "Huffman encode, header values: >= 2.5x faster than nginx"),
+    ("huff", "encode", "hex", 1 / 2.5,
+     "Huffman encode, hex digits: >= 2.5x faster than nginx"),
+    ("huff", "encode", "printable", 1 / 2.5,
+     "Huffman encode, random printable: >= 2.5x faster than nginx"),
+    ("block", "request/decode/cold", None, 0.30,
+     "Request block decode, cold: <= 0.3x nghttp2's time"),
+    ("block", "request/decode/warm", None, 0.20,
+     "Request block decode, warm: <= 0.2x nghttp2's time"),
+    ("block", "request/encode/cold", None, 0.33,
+     "Request block encode, cold: <= 0.33x nghttp2's time"),
+    ("block", "request/encode/warm", None, 0.50,
+     "Request block encode, warm: <= 0.5x nghttp2's time"),
+]
+
+GROUP_TEXT = {
+    "request": "request (11 fields)",
+    "response": "response (12 fields)",
+    "corpus": "corpus stream",
+}
+
+MODE_TEXT = {
+    "decode/cold": "decode, cold",
+    "decode/warm": "decode, warm",
+    "decode-ngwire/warm": "decode, warm, nghttp2's wire (info)",
+    "encode/cold": "encode, cold",
+    "encode/warm": "encode, warm",
+}
+
+
+class Result:
+    def __init__(self, value, blocks, wire, plain):
+        self.value = value          # ns (wall) or Ir (callgrind) per op
+        self.blocks = blocks
+        self.wire = wire
+        self.plain = plain
+
+
+def read_gbench(path):
+    with open(path) as f:
+        doc = json.load(f)
+    runs = {}
+    medians = {}
+    mins = {}
+    unit_ns = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+    for b in doc.get("benchmarks", []):
+        if b.get("error_occurred"):
+            continue
+        name = b.get("run_name", b["name"])
+        t = b["cpu_time"] * unit_ns[b.get("time_unit", "ns")]
+        r = Result(t, b.get("blocks", 0), b.get("wire_B", 0),
+                   b.get("plain_B", 0))
+        if b.get("run_type") == "aggregate":
+            if b.get("aggregate_name") == "median":
+                medians[name] = r
+            elif b.get("aggregate_name") == "min":
+                mins[name] = r
+        else:
+            runs.setdefault(name, []).append(r)
+    out = dict(medians)
+    lo = dict(mins)
+    for name, rs in runs.items():
+        rs.sort(key=lambda r: r.value)
+        out.setdefault(name, rs[len(rs) // 2])
+        lo.setdefault(name, rs[0])
+    context = doc.get("context", {})
+    return out, lo, context
+
+
+DUMP_TRIGGER = re.compile(r"^desc: Trigger: Client Request: (\S+) x(\d+)"
+                          r" blocks=(\d+) wire=(\d+) plain=(\d+)$")
+
+
+def read_callgrind(directory):
+    out = {}
+    files = {}
+    for path in sorted(glob.glob(os.path.join(directory, "*.out.*"))):
+        name = iters = total = None
+        with open(path, errors="replace") as f:
+            for line in f:
+                m = DUMP_TRIGGER.match(line.rstrip("\n"))
+                if m:
+                    name, iters = m.group(1), int(m.group(2))
+                    sizes = [float(m.group(i)) for i in (3, 4, 5)]
+                elif line.startswith("totals:") or (
+                        total is None and line.startswith("summary:")):
+                    total = int(line.split()[1])
+        if name is None or total is None:
+            continue
+        out[name] = Result(total / iters, *sizes)
+        files[name] = path
+    return out, files
+
+
+def fmt(v, digits=0):
+    if v is None:
+        return "-"
+    if digits == 0:
+        return f"{v:,.0f}"
+    return f"{v:,.{digits}f}"
+
+
+def ratio_text(r):
+    if r is None:
+        return "-"
+    if r < 1:
+        return f"{r:.2f} ({1 / r:.1f}x faster)"
+    return f"{r:.2f} ({r:.1f}x slower)"
+
+
+def ratio(res, mine, other):
+    o, t = res.get(mine), res.get(other)
+    return o.value / t.value if o and t else None
+
+
+def min_cell(lo, mine, other):
+    """The ratio of the fastest repetitions, when there were several."""
+    if lo is None:
+        return ""
+    r = ratio(lo, mine, other)
+    return f" | {r:.2f}" if r is not None else " | -"
+
+
+def verdict(ratio, aim):
+    if ratio is None:
+        return "n/a"
+    return "PASS" if ratio <= aim else "MISS"
+
+
+def block_table(res, unit, lines, lo=None):
+    if not any(k.startswith(("request/", "response/", "corpus/"))
+               for k in res):
+        return
+    extra = " | ours/nghttp2, fastest runs" if lo is not None else ""
+    lines.append(f"| block | operation | ours {unit} | nghttp2 {unit} "
+                 f"| ours/nghttp2{extra} |")
+    lines.append("|---|---|--:|--:|---|" + ("---|" if lo is not None
+                                             else ""))
+    for group in ("request", "response", "corpus"):
+        for mode, text in MODE_TEXT.items():
+            o = res.get(f"{group}/{mode}/ours")
+            n = res.get(f"{group}/{mode}/nghttp2")
+            if o is None or n is None:
+                continue
+            per = o.blocks if (o.blocks and group == "corpus") else 1
+            label = GROUP_TEXT[group]
+            if group == "corpus" and o.blocks:
+                label += f", per block ({o.blocks:,.0f} blocks)"
+            lines.append(f"| {label} | {text} | {fmt(o.value / per)} "
+                         f"| {fmt(n.value / per)} "
+                         f"| {ratio_text(o.value / n.value)}"
+                         + min_cell(lo, f"{group}/{mode}/ours",
+                                    f"{group}/{mode}/nghttp2") + " |")
+
+
+HUFF_IMPLS = [
+    ("ours", "ours: hpack_huffman_*"),
+    ("ours-string", "ours: hpack_string_encode (length + code)"),
+    ("nginx", "nginx -O2: ngx_http_huff_*"),
+    ("nginx-O1", "nginx -O (its default): ngx_http_huff_*"),
+    ("ours-block", "ours: one-literal block"),
+    ("nghttp2-block", "nghttp2: one-literal block (no public Huffman API)"),
+]
+
+
+def huffman_tables(res, unit, per_byte, lines, lo=None):
+    if not any(k.startswith("huffman/") for k in res):
+        return
+    if per_byte:
+        lines.append(f"| input | operation | implementation | {unit}/op "
+                     f"| {unit}/coded B | {unit}/plain B |")
+        lines.append("|---|---|---|--:|--:|--:|")
+    else:
+        lines.append(f"| input | operation | implementation | {unit}/op |")
+        lines.append("|---|---|---|--:|")
+    for op in ("decode", "encode"):
+        for inp in ("values", "hex", "printable"):
+            for impl, text in HUFF_IMPLS:
+                r = res.get(f"huffman/{op}/{inp}/{impl}")
+                if r is None:
+                    continue
+                if per_byte:
+                    lines.append(
+                        f"| {inp} | {op} | {text} | {fmt(r.value)} "
+                        f"| {fmt(r.value / r.wire, 2)} "
+                        f"| {fmt(r.value / r.plain, 2)} |")
+                else:
+                    lines.append(f"| {inp} | {op} | {text} "
+                                 f"| {fmt(r.value)} |")
+    lines.append("")
+    extra = " | ours/nginx -O2, fastest runs" if lo is not None else ""
+    lines.append("| input | operation | ours/nginx -O2 | ours/nginx -O "
+                 f"| ours/nghttp2 (one-literal blocks){extra} |")
+    lines.append("|---|---|---|---|---|" + ("---|" if lo is not None
+                                             else ""))
+    for op in ("decode", "encode"):
+        for inp in ("values", "hex", "printable"):
+            def get(impl):
+                return res.get(f"huffman/{op}/{inp}/{impl}")
+            o, ob = get("ours"), get("ours-block")
+            cells = []
+            for other, mine in (("nginx", o), ("nginx-O1", o),
+                                ("nghttp2-block", ob)):
+                t = get(other)
+                cells.append(ratio_text(mine.value / t.value)
+                             if mine and t else "-")
+            if all(c == "-" for c in cells):
+                continue
+            lines.append(f"| {inp} | {op} | " + " | ".join(cells)
+                         + min_cell(lo, f"huffman/{op}/{inp}/ours",
+                                    f"huffman/{op}/{inp}/nginx") + " |")
+
+
+def aims_table(res, lines, what, lo=None):
+    if lo is not None:
+        lines.append(f"| aim | ours/other ({what}, medians) "
+                     "| fastest runs | result (medians) |")
+        lines.append("|---|---|---|---|")
+    else:
+        lines.append(f"| aim | ours/other ({what}) | result |")
+        lines.append("|---|---|---|")
+    misses = []
+    for kind, a, b, aim, text in AIMS:
+        if kind == "huff":
+            mine, other = f"huffman/{a}/{b}/ours", f"huffman/{a}/{b}/nginx"
+        else:
+            mine, other = f"{a}/ours", f"{a}/nghttp2"
+        r = ratio(res, mine, other)
+        v = verdict(r, aim)
+        if v == "MISS":
+            misses.append((kind, a, b, text))
+        lines.append(f"| {text} | {ratio_text(r)}"
+                     + min_cell(lo, mine, other) + f" | {v} |")
+    return misses
+
+
+def hot_lines(path, prefix, top):
+    """Exclusive Ir per source line of files under prefix, inlined code
+    included (the callgrind dump is written uncompressed)."""
+    cost = {}
+    fl = cur = None
+    skip_next = False
+    with open(path, errors="replace") as f:
+        for line in f:
+            c = line[0]
+            if c.isdigit() or c == "+" or c == "-":
+                if skip_next:             # inclusive cost of a call
+                    skip_next = False
+                    continue
+                parts = line.split()
+                if len(parts) >= 2 and cur and prefix in cur:
+                    key = (cur, int(parts[0]))
+                    cost[key] = cost.get(key, 0) + int(parts[1])
+            elif line.startswith("fl="):
+                fl = cur = line[3:].strip()
+            elif line.startswith(("fi=", "fe=")):
+                cur = line[3:].strip()
+            elif line.startswith("fn="):
+                cur = fl
+            elif line.startswith("calls="):
+                skip_next = True
+    rows = sorted(cost.items(), key=lambda kv: -kv[1])[:top]
+    total = sum(cost.values())
+    out = []
+    sources = {}
+    for (path_, no), ir in rows:
+        if path_ not in sources:
+            try:
+                with open(path_, errors="replace") as f:
+                    sources[path_] = f.read().splitlines()
+            except OSError:
+                sources[path_] = []
+        src = sources[path_]
+        text = src[no - 1].strip() if 0 < no <= len(src) else ""
+        short = path_[path_.find(prefix):]
+        out.append(f"{ir:>12,} {100.0 * ir / total:5.1f}%  {short}:{no}  "
+                   f"{text[:70]}")
+    return out, total
+
+
+def annotate(files, misses, lines):
+    """callgrind_annotate's hottest functions of our case for each miss."""
+    for kind, a, b, text in misses:
+        name = f"huffman/{a}/{b}/ours" if kind == "huff" else f"{a}/ours"
+        path = files.get(name)
+        if path is None:
+            continue
+        # --threshold=100 lists every function: with the default, the
+        # call in progress when the dump was taken (ld.so -> main) hides
+        # all else behind one 100% row.
+        try:
+            out = subprocess.run(
+                ["callgrind_annotate", "--inclusive=no", "--threshold=100",
+                 "--auto=no",
+                 path], check=True, capture_output=True, text=True).stdout
+        except (OSError, subprocess.CalledProcessError) as e:
+            lines.append(f"(callgrind_annotate failed: {e})")
+            continue
+        rows = []
+        started = False
+        for line in out.splitlines():
+            if "file:function" in line:
+                started = True
+                continue
+            if not started or not line.strip() or re.match(r"^-+$", line):
+                continue
+            if line.startswith("The following files"):
+                break
+            if re.search(r"libc_start|\(below main\)|\?\?\?:0x", line):
+                continue
+            line = re.sub(r" \[/[^]]*\]$", "", line.rstrip())
+            rows.append(line[:150])
+        lines.append("")
+        lines.append(f"#### {text}: where {name} spends its "
+                     f"instructions (callgrind_annotate --inclusive=no, "
+                     f"all iterations)")
+        lines.append("")
+        lines.append("```")
+        lines.extend(rows[:14])
+        lines.append("```")
+        hot, total = hot_lines(path, "codec/src/", 12)
+        if hot:
+            lines.append("")
+            lines.append(f"Hottest lines of codec/src (exclusive Ir, inlined "
+                         f"code at its own line; {total:,} Ir in codec/src):")
+            lines.append("")
+            lines.append("```")
+            lines.extend(hot)
+            lines.append("```")
+
+
+def main(argv):
+    if len(argv) >= 3 and argv[1] == "--callgrind":
+        res, files = read_callgrind(argv[2])
+        if not res:
+            print(f"report_codec: no codec_bench callgrind dumps in {argv[2]}",
+                  file=sys.stderr)
+            return 1
+        lines = ["## Instructions per operation (callgrind, deterministic)",
+                 ""]
+        for a in argv:
+            if a.startswith("--codec="):
+                lines.append(f"Codec measured: commit+sources {a[8:]}.")
+                lines.append("")
+        block_table(res, "Ir", lines)
+        lines.append("")
+        huffman_tables(res, "Ir", True, lines)
+        lines.append("")
+        lines.append("### Aims, on instruction counts (the aims are about "
+                     "time; this is the load-independent view)")
+        lines.append("")
+        misses = aims_table(res, lines, "instructions")
+        if "--annotate" in argv and misses:
+            lines.append("")
+            lines.append("### Hot spots of our code for the misses")
+            annotate(files, misses, lines)
+        print("\n".join(lines))
+        return 0
+
+    if len(argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 1
+    try:
+        res, lo, context = read_gbench(argv[1])
+    except (OSError, ValueError, KeyError) as e:
+        print(f"report_codec: cannot read {argv[1]}: {e}", file=sys.stderr)
+        return 1
+    lines = ["## Wall clock (CPU time, ns; median of the repetitions of one "
+             "run; \"fastest runs\" compares the fastest repetitions)", ""]
+    if context:
+        lines.append(f"Host: {context.get('host_name', '?')}, "
+                     f"{context.get('num_cpus', '?')} CPUs at "
+                     f"{context.get('mhz_per_cpu', '?')} MHz, "
+                     f"load average {context.get('load_avg', '?')}, "
+                     f"{context.get('date', '')}.")
+        if "codec_bench.codec" in context:
+            lines.append("")
+            lines.append("Codec measured: commit+sources "
+                         f"{context['codec_bench.codec']}.")
+        if context.get("codec_bench.corpus", "").find("stories") >= 0:
+            lines.append("")
+            lines.append(f"Corpus: {context['codec_bench.corpus']}.")
+        lines.append("")
+    block_table(res, "ns", lines, lo)
+    lines.append("")
+    huffman_tables(res, "ns", True, lines, lo)
+    lines.append("")
+    lines.append("### Aims (wall clock)")
+    lines.append("")
+    aims_table(res, lines, "time", lo)
+    note = context.get("codec_bench.corpus", "")
+    if note.startswith("skipped"):
+        lines.append("")
+        lines.append(f"corpus: {note}")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
