@@ -1339,6 +1339,13 @@ ngx_http_hpack_encode(ngx_http_request_t *r, hpack_header_t *hs,
                        hs[i].name_len, hs[i].name, hs[i].value_len);
     }
 
+    /* everything that can fail is done before the encoder's state moves */
+
+    ctx = ngx_http_hpack_get_ctx(r);
+    if (ctx == NULL) {
+        return NGX_ERROR;
+    }
+
     bound = hpack_encode_bound(hc->encoder, hs, n);
 
     out = ngx_pnalloc(r->pool, bound);
@@ -1355,11 +1362,6 @@ ngx_http_hpack_encode(ngx_http_request_t *r, hpack_header_t *hs,
         /* the encoder may be out of step with the peer: close */
         c->error = 1;
 
-        return NGX_ERROR;
-    }
-
-    ctx = ngx_http_hpack_get_ctx(r);
-    if (ctx == NULL) {
         return NGX_ERROR;
     }
 
