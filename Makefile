@@ -27,16 +27,18 @@ TEST_SRCS  := $(filter-out tests/alloc_test.cc,$(sort $(wildcard tests/*_test.cc
 TEST_HDRS  := $(wildcard tests/*.h)
 TEST_LIBS  := -lgtest -lgtest_main -lnghttp2 -lpthread
 
-.PHONY: help deps lib cli unit-tests unit-tests-asan alloc-tests test \
-        test-codec check-tables nginx interop bench-codec bench clean
+.PHONY: help run deps lib cli unit-tests unit-tests-asan alloc-tests test \
+        test-codec check-tables check-clang nginx interop bench-codec bench clean
 
 help:
+	@echo "make run           build nginx 1.26.3 with the module, run conf/nginx.conf"
 	@echo "make deps          install the Debian packages everything needs"
 	@echo "make lib           build the codec ($(CODEC_LIB))"
 	@echo "make cli           build the hpack command-line tool"
 	@echo "make test          install deps, build, run every test (CI runs this)"
 	@echo "make test-codec    codec unit tests only (normal, ASan/UBSan, jemalloc)"
 	@echo "make check-tables  regenerate the Huffman tables and diff them"
+	@echo "make check-clang   build the codec warning-free with clang++ too"
 	@echo "make nginx         build stock and patched nginx + the module"
 	@echo "make interop       tests against real HTTP/2 peers"
 	@echo "make bench-codec   codec benchmark vs libnghttp2 and nginx"
@@ -44,6 +46,10 @@ help:
 
 deps:
 	@scripts/install-deps.sh
+
+# The main job: nginx with the module on 127.0.0.1:8080 (h2c) and :8443 (TLS).
+run: deps
+	$(MAKE) --no-print-directory nginx-run
 
 # ------------------------------------------------------------------ codec
 
@@ -89,11 +95,19 @@ alloc-tests: $(BUILD)/tests/alloc_tests
 	$(BUILD)/tests/alloc_tests
 
 check-tables:
+	@mkdir -p $(BUILD)
 	$(PYTHON) codec/gen/gen_huffman.py > $(BUILD)/huffman_tables.inc.new
 	diff -u codec/src/huffman_tables.inc $(BUILD)/huffman_tables.inc.new
 	@echo "check-tables: committed Huffman tables equal the generator output"
 
-test-codec: unit-tests unit-tests-asan alloc-tests
+check-clang:
+	@mkdir -p $(BUILD)/clang
+	for f in $(CODEC_SRCS); do \
+	    clang++ $(filter-out -fPIC,$(CODEC_FLAGS)) -c $$f -o $(BUILD)/clang/$$(basename $$f .cc).o || exit 1; \
+	done
+	@echo "check-clang: the codec builds warning-free with clang++"
+
+test-codec: check-clang check-tables unit-tests unit-tests-asan alloc-tests
 
 test: deps
 	$(MAKE) test-codec
@@ -101,3 +115,9 @@ test: deps
 
 clean:
 	rm -rf $(BUILD)
+
+include module/nginx.mk
+
+include bench/bench.mk
+
+include interop/interop.mk
