@@ -23,6 +23,10 @@ namespace {
 
 constexpr uint64_t kNoId = UINT64_MAX;
 
+// Entries of a name's chain compared directly before the name+value index
+// is consulted.
+constexpr int kNameWalk = 8;
+
 struct IndexLinks {
     uint64_t nv_hash;
     uint64_t nv_next;     // older entry in the same name+value bucket
@@ -129,7 +133,9 @@ bool hpack_encoder::reserve(size_t size) {
 }
 
 void hpack_encoder::rebuild_index() {
-    for (uint64_t i = 0; i <= bucket_mask; ++i) nv_buckets[i] = name_buckets[i] = kNoId;
+    // kNoId is all ones.
+    memset(nv_buckets, 0xff, (bucket_mask + 1) * sizeof(uint64_t));
+    memset(name_buckets, 0xff, (bucket_mask + 1) * sizeof(uint64_t));
     for (uint64_t id = table.first_id(); id < table.next_id(); ++id) {
         const auto& e = table.entry(id);
         link(id, hash_bytes(table.name(e), e.name_len, seed), e.extra.nv_hash);
@@ -151,8 +157,7 @@ uint64_t hpack_encoder::find_nv(uint64_t h, const uint8_t* name, size_t nl,
          id = table.entry(id).extra.nv_next) {
         const auto& e = table.entry(id);
         if (e.extra.nv_hash == h && e.name_len == nl && e.value_len == vl &&
-            memcmp(table.name(e), name, nl) == 0 &&
-            memcmp(table.value(e), value, vl) == 0)
+            equal_bytes(table.name(e), name, nl) && equal_bytes(table.value(e), value, vl))
             return id;
     }
     return kNoId;
@@ -162,7 +167,7 @@ uint64_t hpack_encoder::find_name(uint64_t h, const uint8_t* name, size_t nl) co
     for (uint64_t id = name_buckets[h & bucket_mask]; table.live(id);
          id = table.entry(id).extra.name_next) {
         const auto& e = table.entry(id);
-        if (e.name_len == nl && memcmp(table.name(e), name, nl) == 0) return id;
+        if (e.name_len == nl && equal_bytes(table.name(e), name, nl)) return id;
     }
     return kNoId;
 }
@@ -191,6 +196,51 @@ uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p) {
     ++stats.fields;
     stats.plain_bytes += nl + vl;
 
+    // A field in the dynamic table is the common case on a warm
+    // connection, and the table only holds what the policy let in, so the
+    // policy need not be asked for it.  The first few entries of the name's
+    // chain are compared directly, which spares hashing the value; only a
+    // name with more entries than that (many values of one name) falls
+    // back to the name+value index, which keeps hostile input O(1).
+    const bool dynamic = table.count() != 0;
+    const bool flagged_never = h.flags & HPACK_FIELD_NEVER_INDEX;
+    const uint64_t name_hash = hash_bytes(name, nl, seed);
+    uint64_t name_id = kNoId;      // newest entry with this name
+    bool name_chain_done = true;   // the whole chain was walked
+    if (dynamic) {
+        int steps = 0;
+        for (uint64_t id = name_buckets[name_hash & bucket_mask]; table.live(id);
+             id = table.entry(id).extra.name_next) {
+            if (++steps > kNameWalk) {
+                name_chain_done = false;
+                break;
+            }
+            const auto& e = table.entry(id);
+            if (e.name_len != nl || !equal_bytes(table.name(e), name, nl)) continue;
+            if (name_id == kNoId) name_id = id;
+            if (!flagged_never && e.value_len == vl && equal_bytes(table.value(e), value, vl)) {
+                p += encode_integer(p, 0x80, 7, table.index_of_id(id));
+                ++stats.indexed_dynamic;
+                return p;
+            }
+        }
+    }
+    uint64_t nv_hash = 0;
+    bool have_nv_hash = false;
+    if (!name_chain_done) {
+        nv_hash = hash_bytes(value, vl, name_hash);
+        have_nv_hash = true;
+        if (!flagged_never) {
+            const uint64_t id = find_nv(nv_hash, name, nl, value, vl);
+            if (id != kNoId) {
+                p += encode_integer(p, 0x80, 7, table.index_of_id(id));
+                ++stats.indexed_dynamic;
+                return p;
+            }
+        }
+        if (name_id == kNoId) name_id = find_name(name_hash, name, nl);
+    }
+
     const unsigned pflags = policy->lookup(name, nl);
     const bool never = (h.flags & HPACK_FIELD_NEVER_INDEX) ||
                        (pflags & HPACK_POLICY_NEVER_INDEX) ||
@@ -204,23 +254,8 @@ uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p) {
         return p;
     }
 
-    const bool dynamic = table.count() != 0;
-    const uint64_t name_hash = hash_bytes(name, nl, seed);
-    const uint64_t nv_hash = hash_bytes(value, vl, name_hash);
-    if (dynamic && !never) {
-        const uint64_t id = find_nv(nv_hash, name, nl, value, vl);
-        if (id != kNoId) {
-            p += encode_integer(p, 0x80, 7, table.index_of_id(id));
-            ++stats.indexed_dynamic;
-            return p;
-        }
-    }
-
     uint32_t name_index = sm.name_index;
-    if (!name_index && dynamic) {
-        const uint64_t id = find_name(name_hash, name, nl);
-        if (id != kNoId) name_index = table.index_of_id(id);
-    }
+    if (!name_index && name_id != kNoId) name_index = table.index_of_id(name_id);
 
     const size_t entry_size = nl + vl + HPACK_ENTRY_OVERHEAD;
     bool index = false;
@@ -235,7 +270,9 @@ uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p) {
         index = !(h.flags & HPACK_FIELD_NO_INDEX) &&
                 entry_size <= table.max_size() - table.max_size() / 4 &&
                 (!(pflags & HPACK_POLICY_VOLATILE) ||
-                 history.seen_or_add(static_cast<uint32_t>(nv_hash)));
+                 history.seen_or_add(static_cast<uint32_t>(
+                     have_nv_hash ? nv_hash : (have_nv_hash = true,
+                                               nv_hash = hash_bytes(value, vl, name_hash)))));
         bits = index ? 0x40 : 0x00;
         prefix = index ? 6 : 4;
     }
@@ -255,6 +292,7 @@ uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p) {
     }
 
     if (index) {
+        if (!have_nv_hash) nv_hash = hash_bytes(value, vl, name_hash);
         uint32_t evicted;
         if (table.insert(name, nl, value, vl, &evicted)) {
             link(table.next_id() - 1, name_hash, nv_hash);

@@ -28,12 +28,43 @@ inline uint64_t hash_bytes(const uint8_t* p, size_t n, uint64_t seed) {
         n -= 8;
     }
     if (n > 0) {
-        uint64_t w = 0;
-        // Tail: at most 7 octets, read bytewise to stay inside the input.
-        for (size_t i = 0; i < n; ++i) w |= static_cast<uint64_t>(p[i]) << (8 * i);
+        // 1..7 octets: two overlapping loads, no loop.
+        uint64_t w;
+        if (n >= 4) {
+            uint32_t a, b;
+            memcpy(&a, p, 4);
+            memcpy(&b, p + n - 4, 4);
+            w = static_cast<uint64_t>(a) << 32 | b;
+        } else {
+            w = static_cast<uint64_t>(p[0]) << 16 | static_cast<uint64_t>(p[n / 2]) << 8 | p[n - 1];
+        }
         h = hash_mix(h ^ w, k1 ^ n);
     }
     return hash_mix(h, k0);
+}
+
+// Equality of two spans of n octets: word compares, no call.
+inline bool equal_bytes(const uint8_t* a, const uint8_t* b, size_t n) {
+    while (n >= 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y) return false;
+        a += 8;
+        b += 8;
+        n -= 8;
+    }
+    if (n >= 4) {
+        uint32_t x0, y0, x1, y1;
+        memcpy(&x0, a, 4);
+        memcpy(&y0, b, 4);
+        memcpy(&x1, a + n - 4, 4);
+        memcpy(&y1, b + n - 4, 4);
+        return x0 == y0 && x1 == y1;
+    }
+    for (size_t i = 0; i < n; ++i)
+        if (a[i] != b[i]) return false;
+    return true;
 }
 
 }  // namespace hpack
