@@ -124,6 +124,27 @@ TEST(DecoderLimits, FieldTooLargeIsCaughtBeforeTheBytesArrive) {
     EXPECT_EQ(hpack_h2_error(HPACK_E_FIELD_TOO_LARGE), HPACK_H2_ENHANCE_YOUR_CALM);
 }
 
+// The string limit applies to the coded length, before decoding: a
+// Huffman string that decodes shorter is judged by what was sent.
+TEST(DecoderLimits, StringLimitJudgesTheCodedLength) {
+    hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);
+    hpack_decoder_set_string_limit(d, 4);
+    std::vector<Decoded> fields;
+    EXPECT_EQ(decode(d, unhex("000161046162636482"), &fields), HPACK_OK);     // "abcd"
+    EXPECT_EQ(decode(d, unhex("00016105616263646582"), &fields), HPACK_E_STRING_TOO_LARGE);
+    hpack_decoder_destroy(d);
+    d = hpack_decoder_create(nullptr, 4096);
+    hpack_decoder_set_string_limit(d, 4);
+    // A 5-octet literal name, and a value announced at 1 MiB with no body.
+    EXPECT_EQ(decode(d, unhex("00056162636465"), &fields), HPACK_E_STRING_TOO_LARGE);
+    hpack_decoder_destroy(d);
+    d = hpack_decoder_create(nullptr, 4096);
+    hpack_decoder_set_string_limit(d, 4);
+    EXPECT_EQ(decode(d, unhex("0001617fffff3f"), &fields), HPACK_E_STRING_TOO_LARGE);
+    hpack_decoder_destroy(d);
+    EXPECT_EQ(hpack_h2_error(HPACK_E_STRING_TOO_LARGE), HPACK_H2_ENHANCE_YOUR_CALM);
+}
+
 TEST(DecoderLimits, FieldExactlyAtTheLimitPasses) {
     std::string wire = "0001610a" + hex(reinterpret_cast<const uint8_t*>("0123456789"), 10);
     EXPECT_EQ(decode_hex(wire.c_str(), 4096, 11, 0), HPACK_OK);

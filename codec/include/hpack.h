@@ -78,6 +78,8 @@ enum hpack_error {
     /* the peer exceeded a caller-set limit: HTTP/2 ENHANCE_YOUR_CALM */
     HPACK_E_FIELD_TOO_LARGE  = -20, /* one field above max_field_size */
     HPACK_E_LIST_TOO_LARGE   = -21, /* decoded list above max_list_size */
+    HPACK_E_STRING_TOO_LARGE = -22, /* a string literal's coded length
+                                       above the string limit */
 
     /* our side: HTTP/2 INTERNAL_ERROR */
     HPACK_E_NOMEM            = -30, /* the allocator returned NULL */
@@ -226,6 +228,13 @@ void hpack_decoder_destroy(hpack_decoder_t *dec);
  * 0 means unbounded.  Takes effect at the next field. */
 void hpack_decoder_set_limits(hpack_decoder_t *dec, size_t max_field_size,
     size_t max_list_size);
+
+/* Bounds the coded length (as sent, before Huffman decoding) of every
+ * string literal, checked as soon as its length prefix is read:
+ * HPACK_E_STRING_TOO_LARGE.  0 means unbounded (the default).  For hosts
+ * whose limits are defined on the wire (nginx's large_client_header_buffers
+ * size applies to each string as sent). */
+void hpack_decoder_set_string_limit(hpack_decoder_t *dec, size_t max_coded_len);
 
 /* Our SETTINGS_HEADER_TABLE_SIZE changed (call when the peer acknowledged
  * it).  If it shrank below the current table size, the peer's next block

@@ -47,6 +47,8 @@ HPACK_API const char* hpack_strerror(int rc) {
                "after SETTINGS_HEADER_TABLE_SIZE shrank";
     case HPACK_E_FIELD_TOO_LARGE: return "header field exceeds the size limit";
     case HPACK_E_LIST_TOO_LARGE: return "header list exceeds the size limit";
+    case HPACK_E_STRING_TOO_LARGE:
+        return "string literal longer than the limit as sent";
     case HPACK_E_NOMEM: return "out of memory";
     case HPACK_E_BUFFER: return "output buffer smaller than the encode bound";
     case HPACK_E_ARGUMENT: return "invalid argument";
