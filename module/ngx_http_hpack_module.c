@@ -122,7 +122,6 @@ typedef struct {
     ngx_http_hpack_srv_conf_t         *conf;
     ngx_http_hpack_main_conf_t        *main_conf;
 
-    size_t                             field_limit;     /* one string */
     size_t                             peer_table_size;
 
     size_t                             block_wire;
@@ -153,8 +152,6 @@ static ngx_int_t ngx_http_hpack_decode_block(ngx_http_v2_connection_t *h2c,
     u_char **pos, u_char *end, ngx_uint_t last);
 static ngx_int_t ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
     ngx_http_hpack_conn_t *hc, hpack_field_t *f);
-static ngx_uint_t ngx_http_hpack_too_long(const u_char *s, size_t len,
-    size_t limit);
 static void ngx_http_hpack_name_facts(ngx_http_core_main_conf_t *cmcf,
     const u_char *name, size_t len, ngx_http_hpack_memo_t *facts);
 static ngx_uint_t ngx_http_hpack_validate_name(const u_char *name, size_t len,
@@ -317,7 +314,6 @@ ngx_http_hpack_init_connection(ngx_http_v2_connection_t *h2c)
     ngx_connection_t           *c;
     ngx_pool_cleanup_t         *cln;
     ngx_http_hpack_conn_t      *hc;
-    ngx_http_core_srv_conf_t   *cscf;
     ngx_http_hpack_srv_conf_t  *hscf;
 
     /*
@@ -356,11 +352,6 @@ ngx_http_hpack_init_connection(ngx_http_v2_connection_t *h2c)
     hc->main_conf = ngx_http_get_module_main_conf(
                                              h2c->http_connection->conf_ctx,
                                              ngx_http_hpack_module);
-
-    cscf = ngx_http_get_module_srv_conf(h2c->http_connection->conf_ctx,
-                                        ngx_http_core_module);
-
-    hc->field_limit = cscf->large_client_header_buffers.size;
 
     h2c->hpack_ctx = hc;
 
@@ -434,6 +425,11 @@ ngx_http_hpack_decode_block(ngx_http_v2_connection_t *h2c, u_char **pos,
                                  cscf->large_client_header_buffers.size
                                  * cscf->large_client_header_buffers.num,
                                  0);
+
+        /* stock refuses any string longer than this as sent */
+
+        hpack_decoder_set_string_limit(hc->decoder,
+                                       cscf->large_client_header_buffers.size);
     }
 
     if (!hc->in_block) {
@@ -472,9 +468,15 @@ ngx_http_hpack_decode_block(ngx_http_v2_connection_t *h2c, u_char **pos,
             break;
         }
 
-        ngx_log_error(NGX_LOG_INFO, h2c->connection->log, 0,
-                      "client sent invalid header block: %s",
-                      hpack_strerror(rc));
+        if (rc == HPACK_E_STRING_TOO_LARGE) {
+            ngx_log_error(NGX_LOG_INFO, h2c->connection->log, 0,
+                          "client sent too large header field");
+
+        } else {
+            ngx_log_error(NGX_LOG_INFO, h2c->connection->log, 0,
+                          "client sent invalid header block: %s",
+                          hpack_strerror(rc));
+        }
 
         return hpack_h2_error(rc);
     }
@@ -519,22 +521,6 @@ ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
                       "client sent zero header name length");
 
         return 0x1;                                     /* PROTOCOL_ERROR */
-    }
-
-    /*
-     * Stock nginx refuses a string whose length on the wire exceeds
-     * large_client_header_buffers.size.  The codec gives the decoded
-     * string; it is refused when even its Huffman form would be too long,
-     * so nothing stock accepts is refused here.
-     */
-
-    if (ngx_http_hpack_too_long(f->name, f->name_len, hc->field_limit)
-        || ngx_http_hpack_too_long(f->value, f->value_len, hc->field_limit))
-    {
-        ngx_log_error(NGX_LOG_INFO, h2c->connection->log, 0,
-                      "client sent too large header field");
-
-        return HPACK_H2_ENHANCE_YOUR_CALM;
     }
 
     len = f->name_len + f->value_len;
@@ -767,17 +753,6 @@ error:
 #endif
 
     return NGX_OK;
-}
-
-
-static ngx_uint_t
-ngx_http_hpack_too_long(const u_char *s, size_t len, size_t limit)
-{
-    if (len <= limit) {
-        return 0;
-    }
-
-    return hpack_huffman_encoded_len(s, len) > limit;
 }
 
 
