@@ -41,7 +41,10 @@ help:
 	@echo "make check-clang   build the codec warning-free with clang++ too"
 	@echo "make nginx         build stock and patched nginx + the module"
 	@echo "make interop       tests against real HTTP/2 peers"
-	@echo "make bench-codec   codec benchmark vs libnghttp2 and nginx"
+	@echo "make bench-codec   codec benchmark vs libnghttp2 and nginx (QUICK=1: smoke)"
+	@echo "make bench-codec-callgrind  instructions per operation, deterministic"
+	@echo "make interop-1.22  the interop suite against the nginx 1.22.1 builds"
+	@echo "make nginx-run     run build/nginx-hpack with conf/nginx.conf"
 	@echo "make clean         remove $(BUILD)/"
 
 deps:
@@ -110,8 +113,7 @@ check-clang:
 test-codec: check-clang check-tables unit-tests unit-tests-asan alloc-tests
 
 test: deps
-	$(MAKE) test-codec
-	@echo "test: all suites passed"
+	@BUILD=$(BUILD) scripts/run-tests.sh
 
 clean:
 	rm -rf $(BUILD)

@@ -1,0 +1,150 @@
+#!/usr/bin/python3
+"""The interop suite: real nginx builds against real HTTP/2 peers.
+
+    /usr/bin/python3 interop/run_interop.py                 nginx 1.26.3
+    /usr/bin/python3 interop/run_interop.py --version 1.22.1
+    /usr/bin/python3 interop/run_interop.py --only malformed
+
+Starts five servers of one nginx version from interop/conf/interop.conf
+(the module with "hpack on", the same with hpack_table_size 512, with
+"hpack off", the patched binary without the module, the stock binary),
+runs every case against each where it means something, stops them (also
+on failure, Ctrl-C or SIGTERM), and ends with the line
+"N passed, N failed[, N skipped]"; the exit status is 1 when anything
+failed.  --only REGEX runs the tests whose names match.
+"""
+
+import argparse
+import re
+import signal
+import sys
+import time
+
+import harness
+from harness import Results, Server
+
+import cases_clients
+import cases_h2
+import cases_load
+import cases_malformed
+
+KINDS = ("on", "small", "off", "nomod", "stock")
+
+# what each version runs: 1.22.1 proves the hook patch ports (cases 1, 2, 5)
+SUITES = {
+    "1.26.3": ("clients", "h2", "settings", "continuation", "trailers",
+               "malformed", "savings", "memory", "logvars"),
+    "1.22.1": ("clients", "h2", "malformed"),
+}
+
+
+class Filtered(Results):
+    """Results that only run the tests whose names match --only."""
+
+    def __init__(self, only):
+        super().__init__()
+        self.only = re.compile(only) if only else None
+
+    def run(self, label, name, fn, *args):
+        if self.only and not self.only.search(name):
+            return None
+        return super().run(label, name, fn, *args)
+
+
+def no_crash_or_alert(server, since):
+    text = server.error_log_text(since)
+    bad = [line for line in text.splitlines()
+           if re.search(r"\[(alert|crit|emerg)\]|exited on signal", line)]
+    harness.check(not bad, "%d lines in %s, first: %s"
+                  % (len(bad), server.error_log, bad[:3]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--version", default="1.26.3",
+                    choices=sorted(SUITES))
+    ap.add_argument("--only", help="run the tests whose names match")
+    args = ap.parse_args()
+
+    def terminate(signum, frame):
+        raise SystemExit("interop: signal %d, stopping the servers" % signum)
+    signal.signal(signal.SIGTERM, terminate)
+
+    results = Filtered(args.only)
+    suites = SUITES[args.version]
+    start = time.monotonic()
+    harness.make_certificate()
+
+    servers = {k: Server(args.version, k, slot + (10 if args.version
+                                                  != "1.26.3" else 0))
+               for slot, k in enumerate(KINDS)}
+    running = {}
+    print("interop: nginx %s, servers in %s" % (args.version, harness.WORK),
+          flush=True)
+    try:
+        for kind, server in servers.items():
+            why = server.missing()
+
+            def start_server(server=server, why=why):
+                if why:
+                    raise harness.Failure(why)
+                server.start()
+            # the test that everything else stands on
+            ok = Results.run(results, server.label,
+                             "nginx_starts_with_the_interop_configuration",
+                             start_server)
+            if ok:
+                running[kind] = server
+
+        stock = running.get("stock")
+        order = [running[k] for k in KINDS if k in running]
+        if len(order) < len(KINDS):
+            for k in KINDS:
+                if k not in running:
+                    results.skipped += 1
+                    print("SKIP  [%s] all cases: the server did not start"
+                          % servers[k].label, flush=True)
+
+        if "clients" in suites:
+            for s in order:
+                cases_clients.register(results, s, stock)
+        if "h2" in suites:
+            for s in order:
+                cases_h2.register_h2(results, s)
+        if "settings" in suites:
+            for s in order:
+                cases_h2.register_settings(results, s)
+        if "continuation" in suites:
+            for s in order:
+                cases_h2.register_continuation(results, s)
+        if "trailers" in suites:
+            for s in order:
+                cases_h2.register_trailers(results, s)
+        if "malformed" in suites:
+            cases_malformed.register(results, order, stock)
+        if "savings" in suites:
+            cases_load.register_savings(results, running)
+        if "memory" in suites:
+            cases_load.register_memory(results, running)
+        if "logvars" in suites:
+            cases_load.register_logvars(results, running)
+
+        for s in order:
+            Results.run(results, s.label, "error_log_has_no_crash_or_alert",
+                        no_crash_or_alert, s, 0)
+    finally:
+        for s in running.values():
+            s.stop()
+
+    print("interop: nginx %s, %.0fs" % (args.version,
+                                        time.monotonic() - start))
+    if results.failures:
+        print("failed:")
+        for name in results.failures:
+            print("  " + name)
+    print(results.summary(), flush=True)
+    return 1 if results.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

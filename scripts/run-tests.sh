@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Runs every test suite (the README's `make test` after `make deps`), each
+# stage's output both shown and kept in build/test-logs/, then one closing
+# line that adds up the tests of all stages: "test: N passed, N failed".
+# A stage that fails does not stop the others; the exit status is non-zero
+# when any test or stage failed.
+set -uo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+logs="${BUILD:-build}/test-logs"
+mkdir -p "$logs"
+
+passed=0 failed=0 skipped=0 broken=()
+
+# stage NAME COMMAND...: runs it, adds its counts (GoogleTest's summary
+# lines, or the interop runner's "N passed, N failed").
+stage() {
+    local name="$1" log="$logs/$1.log" rc p f s
+    shift
+    echo "=== $name: $*"
+    "$@" 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+    f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+    s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+    if [ -z "$p$f" ]; then
+        p=$(sed -n 's/^\([0-9]*\) passed, [0-9]* failed.*/\1/p' "$log" | tail -1)
+        f=$(sed -n 's/^[0-9]* passed, \([0-9]*\) failed.*/\1/p' "$log" | tail -1)
+        s=$(sed -n 's/^[0-9]* passed, [0-9]* failed, \([0-9]*\) skipped.*/\1/p' "$log" | tail -1)
+    fi
+    passed=$((passed + ${p:-0}))
+    failed=$((failed + ${f:-0}))
+    skipped=$((skipped + ${s:-0}))
+    if [ "$rc" -ne 0 ]; then
+        broken+=("$name (exit $rc)")
+        # a stage that failed without counting a test still counts once
+        [ -n "$f" ] && [ "$f" -gt 0 ] || failed=$((failed + 1))
+    fi
+}
+
+stage clang      make --no-print-directory check-clang
+stage tables     make --no-print-directory check-tables
+stage unit       make --no-print-directory unit-tests
+stage unit-asan  make --no-print-directory unit-tests-asan
+stage alloc      make --no-print-directory alloc-tests
+stage interop    make --no-print-directory interop
+stage interop-1.22 make --no-print-directory interop-1.22
+stage bench-smoke make --no-print-directory bench-codec QUICK=1
+
+echo
+if [ "${#broken[@]}" -gt 0 ]; then
+    echo "test: failed stages: ${broken[*]} (logs in $logs/)"
+fi
+if [ "$skipped" -gt 0 ]; then
+    echo "test: $passed passed, $failed failed, $skipped skipped"
+else
+    echo "test: $passed passed, $failed failed"
+fi
+[ "$failed" -eq 0 ]
