@@ -151,7 +151,7 @@ bool DynamicTable<Extra>::reserve(size_t max_size) {
     if (max_size <= reserved_ && ring_) return true;
     // Every entry takes at least 32 octets.
     size_t ring_cap = 1;
-    while (ring_cap < max_size / HPACK_ENTRY_OVERHEAD + 1) ring_cap <<= 1;
+    while (ring_cap < max_size / HPACK_ENTRY_OVERHEAD) ring_cap <<= 1;
     const size_t arena_cap = 2 * max_size;
     Entry* ring = static_cast<Entry*>(alloc_.alloc(ring_cap * sizeof(Entry)));
     uint8_t* arena = arena_cap ? static_cast<uint8_t*>(alloc_.alloc(arena_cap)) : nullptr;

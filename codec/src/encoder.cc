@@ -112,9 +112,10 @@ struct hpack_encoder {
 
 bool hpack_encoder::reserve(size_t size) {
     if (!table.reserve(size)) return false;
-    // Two buckets per entry slot keep chains short.
-    size_t buckets = 2;
-    while (buckets < 2 * (size / HPACK_ENTRY_OVERHEAD + 1)) buckets <<= 1;
+    // One bucket per entry the table can hold: chains of one on average
+    // when full, and little to clear for a new connection.
+    size_t buckets = 1;
+    while (buckets < size / HPACK_ENTRY_OVERHEAD) buckets <<= 1;
     if (buckets - 1 <= bucket_mask && nv_buckets) return true;
     uint64_t* nv = static_cast<uint64_t*>(alloc.alloc(buckets * sizeof(uint64_t)));
     uint64_t* nm = static_cast<uint64_t*>(alloc.alloc(buckets * sizeof(uint64_t)));
