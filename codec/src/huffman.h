@@ -1,0 +1,37 @@
+// HPACK Huffman code (RFC 7541 5.2, Appendix B): exact-length encoding and
+// strict, table-driven decoding into a buffer the caller sizes once.
+
+#ifndef HPACK_HUFFMAN_H
+#define HPACK_HUFFMAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+namespace hpack {
+
+// The exact length of the Huffman code of src[0..n) in octets.
+size_t huffman_encoded_length(const uint8_t* src, size_t n);
+
+// Writes exactly huffman_encoded_length(src, n) octets to dst (which may be
+// exactly that large) and returns that length.
+size_t huffman_encode(const uint8_t* src, size_t n, uint8_t* dst);
+
+// The decoder writes whole words, up to 8 octets from its last symbol, and
+// decodes long strings from two positions whose outputs it joins (see
+// huffman.cc): the capacity below covers both.
+constexpr size_t kHuffmanDecodeSlack = 16;
+
+// The shortest code is 5 bits, so n octets decode to at most n * 8 / 5.
+inline size_t huffman_decode_capacity(size_t n) {
+    return n * 8 / 5 + kHuffmanDecodeSlack;
+}
+
+// Decodes src[0..n) into dst, which has huffman_decode_capacity(n) octets;
+// never writes past that.  Returns the decoded length, HPACK_E_HUFFMAN_EOS
+// when the EOS symbol appears, or HPACK_E_HUFFMAN_PADDING when the string
+// does not end in at most 7 one bits (RFC 7541 5.2).
+ptrdiff_t huffman_decode(const uint8_t* src, size_t n, uint8_t* dst);
+
+}  // namespace hpack
+
+#endif

@@ -1,0 +1,606 @@
+// Huffman code (RFC 7541 5.2, Appendix B): codec/src/huffman.{h,cc} and the
+// Huffman functions of the public API.
+//
+// The reference encoder and decoder here work bit by bit from the Appendix B
+// code list copied into this file, independently of the generator and of
+// the tables it makes.
+
+#include <stdio.h>
+#include <string.h>
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "hpack.h"
+#include "huffman.h"
+
+namespace {
+
+struct Code {
+    uint32_t bits;  // aligned to the LSB
+    int      len;
+};
+
+// RFC 7541 Appendix B, symbols 0..255 and EOS (256).
+const Code kAppendixB[257] = {
+    {0x1ff8, 13}, {0x7fffd8, 23}, {0xfffffe2, 28}, {0xfffffe3, 28},
+    {0xfffffe4, 28}, {0xfffffe5, 28}, {0xfffffe6, 28}, {0xfffffe7, 28},
+    {0xfffffe8, 28}, {0xffffea, 24}, {0x3ffffffc, 30}, {0xfffffe9, 28},
+    {0xfffffea, 28}, {0x3ffffffd, 30}, {0xfffffeb, 28}, {0xfffffec, 28},
+    {0xfffffed, 28}, {0xfffffee, 28}, {0xfffffef, 28}, {0xffffff0, 28},
+    {0xffffff1, 28}, {0xffffff2, 28}, {0x3ffffffe, 30}, {0xffffff3, 28},
+    {0xffffff4, 28}, {0xffffff5, 28}, {0xffffff6, 28}, {0xffffff7, 28},
+    {0xffffff8, 28}, {0xffffff9, 28}, {0xffffffa, 28}, {0xffffffb, 28},
+    {0x14, 6}, {0x3f8, 10}, {0x3f9, 10}, {0xffa, 12}, {0x1ff9, 13}, {0x15, 6},
+    {0xf8, 8}, {0x7fa, 11}, {0x3fa, 10}, {0x3fb, 10}, {0xf9, 8}, {0x7fb, 11},
+    {0xfa, 8}, {0x16, 6}, {0x17, 6}, {0x18, 6}, {0x0, 5}, {0x1, 5}, {0x2, 5},
+    {0x19, 6}, {0x1a, 6}, {0x1b, 6}, {0x1c, 6}, {0x1d, 6}, {0x1e, 6},
+    {0x1f, 6}, {0x5c, 7}, {0xfb, 8}, {0x7ffc, 15}, {0x20, 6}, {0xffb, 12},
+    {0x3fc, 10}, {0x1ffa, 13}, {0x21, 6}, {0x5d, 7}, {0x5e, 7}, {0x5f, 7},
+    {0x60, 7}, {0x61, 7}, {0x62, 7}, {0x63, 7}, {0x64, 7}, {0x65, 7},
+    {0x66, 7}, {0x67, 7}, {0x68, 7}, {0x69, 7}, {0x6a, 7}, {0x6b, 7},
+    {0x6c, 7}, {0x6d, 7}, {0x6e, 7}, {0x6f, 7}, {0x70, 7}, {0x71, 7},
+    {0x72, 7}, {0xfc, 8}, {0x73, 7}, {0xfd, 8}, {0x1ffb, 13}, {0x7fff0, 19},
+    {0x1ffc, 13}, {0x3ffc, 14}, {0x22, 6}, {0x7ffd, 15}, {0x3, 5}, {0x23, 6},
+    {0x4, 5}, {0x24, 6}, {0x5, 5}, {0x25, 6}, {0x26, 6}, {0x27, 6}, {0x6, 5},
+    {0x74, 7}, {0x75, 7}, {0x28, 6}, {0x29, 6}, {0x2a, 6}, {0x7, 5}, {0x2b, 6},
+    {0x76, 7}, {0x2c, 6}, {0x8, 5}, {0x9, 5}, {0x2d, 6}, {0x77, 7}, {0x78, 7},
+    {0x79, 7}, {0x7a, 7}, {0x7b, 7}, {0x7ffe, 15}, {0x7fc, 11}, {0x3ffd, 14},
+    {0x1ffd, 13}, {0xffffffc, 28}, {0xfffe6, 20}, {0x3fffd2, 22},
+    {0xfffe7, 20}, {0xfffe8, 20}, {0x3fffd3, 22}, {0x3fffd4, 22},
+    {0x3fffd5, 22}, {0x7fffd9, 23}, {0x3fffd6, 22}, {0x7fffda, 23},
+    {0x7fffdb, 23}, {0x7fffdc, 23}, {0x7fffdd, 23}, {0x7fffde, 23},
+    {0xffffeb, 24}, {0x7fffdf, 23}, {0xffffec, 24}, {0xffffed, 24},
+    {0x3fffd7, 22}, {0x7fffe0, 23}, {0xffffee, 24}, {0x7fffe1, 23},
+    {0x7fffe2, 23}, {0x7fffe3, 23}, {0x7fffe4, 23}, {0x1fffdc, 21},
+    {0x3fffd8, 22}, {0x7fffe5, 23}, {0x3fffd9, 22}, {0x7fffe6, 23},
+    {0x7fffe7, 23}, {0xffffef, 24}, {0x3fffda, 22}, {0x1fffdd, 21},
+    {0xfffe9, 20}, {0x3fffdb, 22}, {0x3fffdc, 22}, {0x7fffe8, 23},
+    {0x7fffe9, 23}, {0x1fffde, 21}, {0x7fffea, 23}, {0x3fffdd, 22},
+    {0x3fffde, 22}, {0xfffff0, 24}, {0x1fffdf, 21}, {0x3fffdf, 22},
+    {0x7fffeb, 23}, {0x7fffec, 23}, {0x1fffe0, 21}, {0x1fffe1, 21},
+    {0x3fffe0, 22}, {0x1fffe2, 21}, {0x7fffed, 23}, {0x3fffe1, 22},
+    {0x7fffee, 23}, {0x7fffef, 23}, {0xfffea, 20}, {0x3fffe2, 22},
+    {0x3fffe3, 22}, {0x3fffe4, 22}, {0x7ffff0, 23}, {0x3fffe5, 22},
+    {0x3fffe6, 22}, {0x7ffff1, 23}, {0x3ffffe0, 26}, {0x3ffffe1, 26},
+    {0xfffeb, 20}, {0x7fff1, 19}, {0x3fffe7, 22}, {0x7ffff2, 23},
+    {0x3fffe8, 22}, {0x1ffffec, 25}, {0x3ffffe2, 26}, {0x3ffffe3, 26},
+    {0x3ffffe4, 26}, {0x7ffffde, 27}, {0x7ffffdf, 27}, {0x3ffffe5, 26},
+    {0xfffff1, 24}, {0x1ffffed, 25}, {0x7fff2, 19}, {0x1fffe3, 21},
+    {0x3ffffe6, 26}, {0x7ffffe0, 27}, {0x7ffffe1, 27}, {0x3ffffe7, 26},
+    {0x7ffffe2, 27}, {0xfffff2, 24}, {0x1fffe4, 21}, {0x1fffe5, 21},
+    {0x3ffffe8, 26}, {0x3ffffe9, 26}, {0xffffffd, 28}, {0x7ffffe3, 27},
+    {0x7ffffe4, 27}, {0x7ffffe5, 27}, {0xfffec, 20}, {0xfffff3, 24},
+    {0xfffed, 20}, {0x1fffe6, 21}, {0x3fffe9, 22}, {0x1fffe7, 21},
+    {0x1fffe8, 21}, {0x7ffff3, 23}, {0x3fffea, 22}, {0x3fffeb, 22},
+    {0x1ffffee, 25}, {0x1ffffef, 25}, {0xfffff4, 24}, {0xfffff5, 24},
+    {0x3ffffea, 26}, {0x7ffff4, 23}, {0x3ffffeb, 26}, {0x7ffffe6, 27},
+    {0x3ffffec, 26}, {0x3ffffed, 26}, {0x7ffffe7, 27}, {0x7ffffe8, 27},
+    {0x7ffffe9, 27}, {0x7ffffea, 27}, {0x7ffffeb, 27}, {0xffffffe, 28},
+    {0x7ffffec, 27}, {0x7ffffed, 27}, {0x7ffffee, 27}, {0x7ffffef, 27},
+    {0x7fffff0, 27}, {0x3ffffee, 26}, {0x3fffffff, 30},
+};
+
+using Bytes = std::vector<uint8_t>;
+
+Bytes bytes(const std::string& s) { return Bytes(s.begin(), s.end()); }
+
+Bytes from_hex(const std::string& hex) {
+    Bytes out;
+    for (size_t i = 0; i + 1 < hex.size(); i += 2)
+        out.push_back(static_cast<uint8_t>(std::stoi(hex.substr(i, 2),
+                                                      nullptr, 16)));
+    return out;
+}
+
+std::string to_hex(const Bytes& b) {
+    static const char digits[] = "0123456789abcdef";
+    std::string s;
+    for (uint8_t c : b) {
+        s += digits[c >> 4];
+        s += digits[c & 15];
+    }
+    return s;
+}
+
+// Reference encoder: one bit at a time, padded with ones.
+Bytes reference_encode(const Bytes& in) {
+    Bytes out;
+    int nbits = 0;
+    uint8_t cur = 0;
+    auto put = [&](int bit) {
+        cur = static_cast<uint8_t>((cur << 1) | bit);
+        if (++nbits == 8) {
+            out.push_back(cur);
+            nbits = 0;
+            cur = 0;
+        }
+    };
+    for (uint8_t c : in) {
+        const Code& code = kAppendixB[c];
+        for (int i = code.len - 1; i >= 0; --i)
+            put((code.bits >> i) & 1);
+    }
+    while (nbits != 0)
+        put(1);
+    return out;
+}
+
+// Reference decoder: one bit at a time against the code list, with the
+// RFC 7541 5.2 rules: EOS in the string, more than 7 bits of padding, or
+// padding that is not all ones are errors.
+struct Decoded {
+    ptrdiff_t rc;  // length, or HPACK_E_*
+    Bytes     out;
+};
+
+Decoded reference_decode(const Bytes& in) {
+    Decoded r{0, {}};
+    uint32_t acc = 0;
+    int len = 0;
+    for (uint8_t byte : in) {
+        for (int i = 7; i >= 0; --i) {
+            acc = (acc << 1) | ((byte >> i) & 1);
+            ++len;
+            for (int sym = 0; sym < 257; ++sym) {
+                if (kAppendixB[sym].len == len && kAppendixB[sym].bits == acc) {
+                    if (sym == 256) {
+                        r.rc = HPACK_E_HUFFMAN_EOS;
+                        return r;
+                    }
+                    r.out.push_back(static_cast<uint8_t>(sym));
+                    acc = 0;
+                    len = 0;
+                    break;
+                }
+            }
+        }
+    }
+    if (len > 7 || acc != (uint32_t{1} << len) - 1) {
+        r.rc = HPACK_E_HUFFMAN_PADDING;
+        return r;
+    }
+    r.rc = static_cast<ptrdiff_t>(r.out.size());
+    return r;
+}
+
+Bytes encode(const Bytes& in) {
+    Bytes out(hpack::huffman_encoded_length(in.data(), in.size()));
+    const size_t n = hpack::huffman_encode(in.data(), in.size(), out.data());
+    EXPECT_EQ(n, out.size());
+    return out;
+}
+
+// Decodes twice: into exactly huffman_decode_capacity() octets on the heap
+// (an overrun is an AddressSanitizer error), and into that many followed by
+// a guard region that must stay untouched.
+constexpr size_t kGuard = 64;
+constexpr uint8_t kGuardByte = 0xa5;
+
+Decoded decode(const Bytes& in) {
+    const size_t cap = hpack::huffman_decode_capacity(in.size());
+    // Exactly the capacity on the heap, for AddressSanitizer...
+    std::unique_ptr<uint8_t[]> exact(new uint8_t[cap]);
+    const ptrdiff_t exact_rc =
+        hpack::huffman_decode(in.data(), in.size(), exact.get());
+    // ... and a guard region, for builds without it.
+    Bytes buf(cap + kGuard, kGuardByte);
+    Decoded r{hpack::huffman_decode(in.data(), in.size(), buf.data()), {}};
+    for (size_t i = cap; i < buf.size(); ++i) {
+        if (buf[i] != kGuardByte) {
+            ADD_FAILURE() << "decode wrote at capacity + " << (i - cap)
+                          << " for input " << to_hex(in);
+            break;
+        }
+    }
+    EXPECT_EQ(r.rc, exact_rc);
+    if (r.rc >= 0) {
+        EXPECT_LE(static_cast<size_t>(r.rc), cap - hpack::kHuffmanDecodeSlack);
+        r.out.assign(buf.begin(), buf.begin() + r.rc);
+        EXPECT_TRUE(r.out.empty()
+                    || memcmp(exact.get(), r.out.data(), r.out.size()) == 0);
+    }
+    return r;
+}
+
+std::string describe(const Decoded& d) {
+    if (d.rc < 0)
+        return "error " + std::to_string(d.rc);
+    return "ok " + to_hex(d.out);
+}
+
+// Header-like text, hex digits, random printable, any octet, a few
+// symbols with long codes.
+Bytes random_string(std::mt19937& rng, size_t n, int kind) {
+    static const std::string header =
+        "abcdefghijklmnopqrstuvwxyz0123456789-_.:/=;, ?&%ABCDEFGHJKLMNOPQRSTUVWXYZ\"'()";
+    static const std::string hex = "0123456789abcdef";
+    static const std::string rare = "\\<>{}^`[]~$@|#\x01\x7f\x80\xfe\xff";
+    Bytes s(n);
+    for (uint8_t& c : s) {
+        switch (kind) {
+        case 0: c = static_cast<uint8_t>(header[rng() % header.size()]); break;
+        case 1: c = static_cast<uint8_t>(hex[rng() % hex.size()]); break;
+        case 2: c = static_cast<uint8_t>(32 + rng() % 95); break;
+        case 3: c = static_cast<uint8_t>(rng()); break;
+        default:
+            c = rng() % 4 ? static_cast<uint8_t>(32 + rng() % 95)
+                          : static_cast<uint8_t>(rare[rng() % rare.size()]);
+        }
+    }
+    return s;
+}
+
+const size_t kLengths[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 20,
+                           31, 32, 33, 63, 64, 100, 255, 256, 257, 300, 511,
+                           700, 1024, 4096, 5000};
+
+// RFC 7541 C.4 and C.6 Huffman-coded strings.
+struct Vector {
+    const char* plain;
+    const char* hex;
+};
+
+const Vector kRfcVectors[] = {
+    {"www.example.com", "f1e3c2e5f23a6ba0ab90f4ff"},        // C.4.1
+    {"no-cache", "a8eb10649cbf"},                            // C.4.2
+    {"custom-key", "25a849e95ba97d7f"},                      // C.4.3
+    {"custom-value", "25a849e95bb8e8b4bf"},                  // C.4.3
+    {"302", "6402"},                                         // C.6.1
+    {"private", "aec3771a4b"},                               // C.6.1
+    {"Mon, 21 Oct 2013 20:13:21 GMT",
+     "d07abe941054d444a8200595040b8166e082a62d1bff"},        // C.6.1
+    {"https://www.example.com",
+     "9d29ad171863c78f0b97c8e9ae82ae43d3"},                  // C.6.1
+    {"307", "640eff"},                                       // C.6.2
+    {"Mon, 21 Oct 2013 20:13:22 GMT",
+     "d07abe941054d444a8200595040b8166e084a62d1bff"},        // C.6.2
+    {"gzip", "9bd9ab"},                                      // C.6.3
+    {"foo=ASDJKHQKBZXOQWEOPIUAXQWEOIU; max-age=3600; version=1",
+     "94e7821dd7f2e6c7b335dfdfcd5b3960d5af27087f3672c1ab270fb5291f9587"
+     "316065c003ed4ee5b1063d5007"},                          // C.6.3
+};
+
+// ------------------------------------------------------------ tables
+
+TEST(HuffmanTables, AppendixBCodeListIsACompletePrefixCode) {
+    // Kraft sum exactly 1: complete; and no code is a prefix of another.
+    double kraft = 0;
+    for (const Code& c : kAppendixB)
+        kraft += 1.0 / static_cast<double>(uint64_t{1} << c.len);
+    EXPECT_DOUBLE_EQ(kraft, 1.0);
+    for (int a = 0; a < 257; ++a) {
+        for (int b = 0; b < 257; ++b) {
+            const Code& x = kAppendixB[a];
+            const Code& y = kAppendixB[b];
+            if (a != b && x.len <= y.len) {
+                ASSERT_NE(y.bits >> (y.len - x.len), x.bits) << a << " " << b;
+            }
+        }
+    }
+    EXPECT_EQ(kAppendixB[256].len, 30);
+    EXPECT_EQ(kAppendixB[256].bits, 0x3fffffffu);
+}
+
+TEST(HuffmanTables, EveryOctetEncodesToItsAppendixBCode) {
+    for (int c = 0; c < 256; ++c) {
+        const Bytes in{static_cast<uint8_t>(c)};
+        EXPECT_EQ(to_hex(encode(in)), to_hex(reference_encode(in))) << c;
+    }
+}
+
+TEST(HuffmanTables, CommittedTablesMatchGenerator) {
+    // The Makefile runs the tests from the repository root.
+    const char* gen = "codec/gen/gen_huffman.py";
+    const char* inc = "codec/src/huffman_tables.inc";
+    FILE* f = fopen(gen, "r");
+    ASSERT_NE(f, nullptr) << gen << " not found: run the tests from the "
+                          << "repository root";
+    fclose(f);
+
+    std::string committed;
+    f = fopen(inc, "rb");
+    ASSERT_NE(f, nullptr) << inc << " not found";
+    char chunk[4096];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0)
+        committed.append(chunk, got);
+    fclose(f);
+
+    std::string generated;
+    FILE* p = popen("/usr/bin/python3 codec/gen/gen_huffman.py", "r");
+    ASSERT_NE(p, nullptr) << "cannot run /usr/bin/python3";
+    while ((got = fread(chunk, 1, sizeof chunk, p)) > 0)
+        generated.append(chunk, got);
+    const int status = pclose(p);
+    ASSERT_EQ(status, 0) << "the generator failed";
+    ASSERT_FALSE(generated.empty());
+    EXPECT_TRUE(generated == committed)
+        << inc << " differs from the generator's output: regenerate it with "
+        << "/usr/bin/python3 " << gen << " > " << inc;
+}
+
+// ------------------------------------------------------------ encode
+
+TEST(HuffmanEncode, RfcAppendixCVectors) {
+    for (const Vector& v : kRfcVectors)
+        EXPECT_EQ(to_hex(encode(bytes(v.plain))), v.hex) << v.plain;
+}
+
+TEST(HuffmanEncode, EmptyInputIsEmpty) {
+    uint8_t out[1] = {0x5a};
+    EXPECT_EQ(hpack::huffman_encoded_length(nullptr, 0), 0u);
+    EXPECT_EQ(hpack::huffman_encode(nullptr, 0, out), 0u);
+    EXPECT_EQ(out[0], 0x5a);
+}
+
+TEST(HuffmanEncode, MatchesReferenceEncoder) {
+    std::mt19937 rng(7);
+    for (int kind = 0; kind < 5; ++kind) {
+        for (size_t n : kLengths) {
+            for (int rep = 0; rep < 3; ++rep) {
+                const Bytes in = random_string(rng, n, kind);
+                ASSERT_EQ(to_hex(encode(in)), to_hex(reference_encode(in)))
+                    << "kind " << kind << " length " << n;
+            }
+        }
+    }
+}
+
+TEST(HuffmanEncode, LengthIsExactAndNothingIsWrittenPastIt) {
+    std::mt19937 rng(11);
+    for (int kind = 0; kind < 5; ++kind) {
+        for (size_t n = 0; n < 300; ++n) {
+            const Bytes in = random_string(rng, n, kind);
+            const size_t len = hpack::huffman_encoded_length(in.data(), n);
+            Bytes out(len + kGuard, kGuardByte);
+            ASSERT_EQ(hpack::huffman_encode(in.data(), n, out.data()), len);
+            for (size_t i = len; i < out.size(); ++i)
+                ASSERT_EQ(out[i], kGuardByte) << "kind " << kind << " n " << n;
+            ASSERT_EQ(len, reference_encode(in).size());
+        }
+    }
+}
+
+TEST(HuffmanEncode, LongCodesOnly) {
+    // Groups of codes over 57 bits take the one-code-at-a-time path.
+    Bytes in;
+    for (int rep = 0; rep < 40; ++rep)
+        for (int c : {0, 10, 13, 22, 249, 127, 220})
+            in.push_back(static_cast<uint8_t>(c));
+    EXPECT_EQ(to_hex(encode(in)), to_hex(reference_encode(in)));
+    const Decoded d = decode(encode(in));
+    ASSERT_EQ(d.rc, static_cast<ptrdiff_t>(in.size()));
+    EXPECT_EQ(d.out, in);
+}
+
+// ------------------------------------------------------------ decode
+
+TEST(HuffmanDecode, RfcAppendixCVectors) {
+    for (const Vector& v : kRfcVectors) {
+        const Decoded d = decode(from_hex(v.hex));
+        ASSERT_GE(d.rc, 0) << v.plain;
+        EXPECT_EQ(std::string(d.out.begin(), d.out.end()), v.plain);
+    }
+}
+
+TEST(HuffmanDecode, EmptyInputDecodesToEmpty) {
+    uint8_t out[hpack::kHuffmanDecodeSlack];
+    EXPECT_EQ(hpack::huffman_decode(nullptr, 0, out), 0);
+    EXPECT_EQ(decode(Bytes{}).rc, 0);
+}
+
+TEST(HuffmanDecode, EveryOctetAloneRoundTrips) {
+    for (int c = 0; c < 256; ++c) {
+        const Bytes in{static_cast<uint8_t>(c)};
+        const Decoded d = decode(encode(in));
+        ASSERT_EQ(d.rc, 1) << c;
+        EXPECT_EQ(d.out, in) << c;
+    }
+}
+
+TEST(HuffmanDecode, AllOctetsInOneStringRoundTrip) {
+    Bytes in;
+    for (int c = 0; c < 256; ++c)
+        in.push_back(static_cast<uint8_t>(c));
+    for (int c = 255; c >= 0; --c)
+        in.push_back(static_cast<uint8_t>(c));
+    for (size_t n = 1; n <= in.size(); n += 37) {
+        const Bytes part(in.begin(), in.begin() + n);
+        const Decoded d = decode(encode(part));
+        ASSERT_EQ(d.rc, static_cast<ptrdiff_t>(n));
+        EXPECT_EQ(d.out, part);
+    }
+}
+
+TEST(HuffmanDecode, RandomStringsMatchReferenceDecoder) {
+    std::mt19937 rng(3);
+    for (int kind = 0; kind < 5; ++kind) {
+        for (size_t n : kLengths) {
+            for (int rep = 0; rep < 4; ++rep) {
+                const Bytes in = random_string(rng, n, kind);
+                const Bytes coded = reference_encode(in);
+                const Decoded want = reference_decode(coded);
+                ASSERT_EQ(want.rc, static_cast<ptrdiff_t>(n));
+                ASSERT_EQ(want.out, in);
+                const Decoded got = decode(coded);
+                ASSERT_EQ(describe(got), describe(want))
+                    << "kind " << kind << " length " << n;
+            }
+        }
+    }
+}
+
+TEST(HuffmanDecode, RejectsEosInsideTheString) {
+    // 30 one bits are EOS; anything may follow.
+    EXPECT_EQ(decode(from_hex("ffffffff")).rc, HPACK_E_HUFFMAN_EOS);
+    EXPECT_EQ(decode(from_hex("fffffffc")).rc, HPACK_E_HUFFMAN_EOS);
+    EXPECT_EQ(decode(from_hex("fffffffc00")).rc, HPACK_E_HUFFMAN_EOS);
+    EXPECT_EQ(decode(from_hex("fffffffff1e3c2e5")).rc, HPACK_E_HUFFMAN_EOS);
+    // 'a' (00011), then EOS, then more symbols.
+    EXPECT_EQ(decode(from_hex("1fffffffff00")).rc, HPACK_E_HUFFMAN_EOS);
+    // "00" (two 5-bit codes), then EOS ending on the last bit: no padding.
+    EXPECT_EQ(decode(from_hex("003fffffff")).rc, HPACK_E_HUFFMAN_EOS);
+    // EOS in the middle of a long string, where both decoding positions
+    // run.
+    Bytes in = encode(Bytes(300, 'x'));
+    Bytes coded = encode(Bytes(150, 'e'));  // 750 bits: 6 bits of padding
+    coded.back() &= 0xfc;                   // 'e' ends on bit 750
+    coded.back() |= 0x03;
+    const Bytes eos = from_hex("fffffff0");
+    coded.insert(coded.end(), eos.begin(), eos.end());
+    coded.insert(coded.end(), in.begin(), in.end());
+    EXPECT_EQ(decode(coded).rc, reference_decode(coded).rc);
+    EXPECT_EQ(decode(coded).rc, HPACK_E_HUFFMAN_EOS);
+}
+
+TEST(HuffmanDecode, RejectsPaddingLongerThan7Bits) {
+    // 'a' then 11 one bits.
+    EXPECT_EQ(decode(from_hex("1fff")).rc, HPACK_E_HUFFMAN_PADDING);
+    // A whole octet of ones after a symbol boundary, then more.
+    EXPECT_EQ(decode(from_hex("ff")).rc, HPACK_E_HUFFMAN_PADDING);
+    EXPECT_EQ(decode(from_hex("ffff")).rc, HPACK_E_HUFFMAN_PADDING);
+    EXPECT_EQ(decode(from_hex("ffffff")).rc, HPACK_E_HUFFMAN_PADDING);
+    // "www.example.com" with an extra octet of ones.
+    EXPECT_EQ(decode(from_hex("f1e3c2e5f23a6ba0ab90f4ffff")).rc,
+              HPACK_E_HUFFMAN_PADDING);
+    // 29 ones: one short of EOS, still padding.
+    EXPECT_EQ(decode(from_hex("fffffff8")).rc, HPACK_E_HUFFMAN_PADDING);
+}
+
+TEST(HuffmanDecode, RejectsPaddingThatIsNotAllOnes) {
+    EXPECT_EQ(decode(from_hex("18")).rc, HPACK_E_HUFFMAN_PADDING);  // 'a' 000
+    EXPECT_EQ(decode(from_hex("1e")).rc, HPACK_E_HUFFMAN_PADDING);  // 'a' 110
+    EXPECT_EQ(decode(from_hex("00")).rc, HPACK_E_HUFFMAN_PADDING);  // '0' 000
+    // A code cut short: the first 8 bits of '<' (15 bits).
+    EXPECT_EQ(decode(from_hex("ff")).rc, HPACK_E_HUFFMAN_PADDING);
+    EXPECT_EQ(decode(from_hex("fffe")).rc, HPACK_E_HUFFMAN_PADDING);
+    // "www.example.com" with its last bit cleared.
+    EXPECT_EQ(decode(from_hex("f1e3c2e5f23a6ba0ab90f4fe")).rc,
+              HPACK_E_HUFFMAN_PADDING);
+}
+
+TEST(HuffmanDecode, AcceptsUpTo7BitsOfOnesPadding) {
+    EXPECT_EQ(describe(decode(from_hex("1f"))), "ok 61");    // 'a' + 111
+    EXPECT_EQ(describe(decode(from_hex("07"))), "ok 30");    // '0' + 111
+    EXPECT_EQ(describe(decode(from_hex("00"))), "error -5");
+    // No padding at all: 8 symbols of 5 bits.
+    const Bytes five = encode(bytes("aaaaaaaa"));
+    ASSERT_EQ(five.size(), 5u);
+    EXPECT_EQ(describe(decode(five)), "ok 6161616161616161");
+}
+
+TEST(HuffmanDecode, GarbageAgreesWithReferenceDecoder) {
+    // Mostly invalid input: every verdict, error or output, must be the
+    // reference decoder's.
+    std::mt19937 rng(5);
+    for (size_t n : kLengths) {
+        for (int rep = 0; rep < 20; ++rep) {
+            Bytes in(n);
+            for (uint8_t& c : in)
+                c = static_cast<uint8_t>(rng());
+            // Runs of ones make EOS and long codes likely.
+            if (rep % 2)
+                for (uint8_t& c : in)
+                    c |= static_cast<uint8_t>(rng() & rng());
+            ASSERT_EQ(describe(decode(in)), describe(reference_decode(in)))
+                << to_hex(in);
+        }
+    }
+    // Valid strings with one flipped bit.
+    for (int kind = 0; kind < 5; ++kind) {
+        for (size_t n : {5, 40, 300, 1000}) {
+            const Bytes coded = reference_encode(random_string(rng, n, kind));
+            for (int rep = 0; rep < 20 && !coded.empty(); ++rep) {
+                Bytes bad = coded;
+                bad[rng() % bad.size()] ^= static_cast<uint8_t>(1 << (rng() % 8));
+                ASSERT_EQ(describe(decode(bad)), describe(reference_decode(bad)))
+                    << to_hex(bad);
+            }
+        }
+    }
+}
+
+TEST(HuffmanDecode, TruncatedValidStringsAgreeWithReferenceDecoder) {
+    std::mt19937 rng(9);
+    for (int kind = 0; kind < 5; ++kind) {
+        const Bytes coded = reference_encode(random_string(rng, 600, kind));
+        for (size_t n = 0; n <= coded.size(); n += 1 + n / 16) {
+            const Bytes part(coded.begin(), coded.begin() + n);
+            ASSERT_EQ(describe(decode(part)), describe(reference_decode(part)))
+                << "kind " << kind << " length " << n;
+        }
+    }
+}
+
+TEST(HuffmanDecode, HalvesThatNeverSynchroniseStillDecode) {
+    // All '0' (00000): decoding from an octet that is not a multiple of 5
+    // bits in finds symbol ends 3 bits off forever, so the second decoding
+    // position never joins and the first decodes everything.
+    for (size_t n : {256, 400, 1001, 4096}) {
+        const Bytes in(n, '0');
+        const Bytes coded = encode(in);
+        const Decoded d = decode(coded);
+        ASSERT_EQ(d.rc, static_cast<ptrdiff_t>(n));
+        EXPECT_EQ(d.out, in);
+    }
+}
+
+TEST(HuffmanDecode, MisreadsFromTheSecondPositionAreNotErrors) {
+    // '0' (00000) runs, so that the second decoding position, started at
+    // an octet that is not a multiple of 5 bits in, never meets a true
+    // symbol end; then '9' (011111) and octet 0x16 (29 ones and a zero):
+    // read from the second position's symbol ends, that is 30 ones, EOS.
+    // The string is valid, once inside the second position's first 256
+    // bits and once after them.
+    for (size_t zeros : {550, 551, 552, 553, 554, 600, 601, 602, 603, 604}) {
+        for (size_t after : {40, 200}) {
+            Bytes in(zeros, '0');
+            in.push_back('9');
+            in.push_back(0x16);
+            in.insert(in.end(), zeros - after, '0');
+            const Decoded d = decode(encode(in));
+            ASSERT_EQ(d.rc, static_cast<ptrdiff_t>(in.size()))
+                << zeros << " " << after;
+            EXPECT_EQ(d.out, in);
+        }
+    }
+}
+
+TEST(HuffmanDecode, NeverWritesPastCapacity) {
+    // decode() checks the guard after every call above; here the inputs
+    // that decode to the most symbols per octet, and some that fail late.
+    for (size_t n : kLengths) {
+        const Bytes in(n * 8 / 5, '0');    // 5-bit codes only
+        const Bytes coded = encode(in);
+        const Decoded d = decode(coded);
+        ASSERT_EQ(d.rc, static_cast<ptrdiff_t>(in.size()));
+        Bytes bad = coded;
+        if (!bad.empty()) {
+            bad.back() = 0x00;  // zero padding: rejected at the very end
+            EXPECT_EQ(decode(bad).rc, reference_decode(bad).rc);
+        }
+    }
+}
+
+TEST(HuffmanDecode, PublicApiMatchesInternal) {
+    const Bytes in = bytes("custom-value");
+    Bytes coded(hpack_huffman_encoded_len(in.data(), in.size()));
+    ASSERT_EQ(hpack_huffman_encode(in.data(), in.size(), coded.data()),
+              coded.size());
+    EXPECT_EQ(to_hex(coded), "25a849e95bb8e8b4bf");
+    EXPECT_EQ(hpack_huffman_decode_capacity(coded.size()),
+              hpack::huffman_decode_capacity(coded.size()));
+    Bytes out(hpack_huffman_decode_capacity(coded.size()));
+    ASSERT_EQ(hpack_huffman_decode(coded.data(), coded.size(), out.data()),
+              static_cast<ptrdiff_t>(in.size()));
+    EXPECT_EQ(Bytes(out.begin(), out.begin() + in.size()), in);
+    EXPECT_EQ(hpack_huffman_decode(from_hex("1fff").data(), 2, out.data()),
+              HPACK_E_HUFFMAN_PADDING);
+}
+
+}  // namespace
