@@ -366,6 +366,24 @@ TEST(HuffmanEncode, LengthIsExactAndNothingIsWrittenPastIt) {
     }
 }
 
+// The encoder's variant writes whole words into its slack: the same code,
+// and nothing past code + kHuffmanEncodeSlack.
+TEST(HuffmanEncode, WithSlackEqualsExactAndStaysInTheSlack) {
+    std::mt19937 rng(13);
+    for (int kind = 0; kind < 5; ++kind) {
+        for (size_t n = 0; n < 300; ++n) {
+            const Bytes in = random_string(rng, n, kind);
+            const Bytes want = reference_encode(in);
+            Bytes out(want.size() + hpack::kHuffmanEncodeSlack + kGuard, kGuardByte);
+            ASSERT_EQ(hpack::huffman_encode_with_slack(in.data(), n, out.data()), want.size());
+            ASSERT_EQ(to_hex(Bytes(out.begin(), out.begin() + want.size())), to_hex(want))
+                << "kind " << kind << " n " << n;
+            for (size_t i = want.size() + hpack::kHuffmanEncodeSlack; i < out.size(); ++i)
+                ASSERT_EQ(out[i], kGuardByte) << "kind " << kind << " n " << n;
+        }
+    }
+}
+
 TEST(HuffmanEncode, LongCodesOnly) {
     // Groups of codes over 57 bits take the one-code-at-a-time path.
     Bytes in;

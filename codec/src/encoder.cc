@@ -58,12 +58,14 @@ size_t string_len(const uint8_t* src, size_t len) {
     return integer_length(7, static_cast<uint32_t>(n)) + n;
 }
 
-// RFC 7541 5.2: Huffman only when strictly shorter.
-size_t string_encode(const uint8_t* src, size_t len, uint8_t* dst) {
+// RFC 7541 5.2: Huffman only when strictly shorter.  with_slack: dst has
+// kHuffmanEncodeSlack octets of room past the string.
+size_t string_encode(const uint8_t* src, size_t len, uint8_t* dst, bool with_slack) {
     const size_t h = huffman_encoded_length(src, len);
     if (h < len) {
         size_t n = encode_integer(dst, 0x80, 7, static_cast<uint32_t>(h));
-        return n + huffman_encode(src, len, dst + n);
+        return n + (with_slack ? huffman_encode_with_slack(src, len, dst + n)
+                               : huffman_encode(src, len, dst + n));
     }
     size_t n = encode_integer(dst, 0x00, 7, static_cast<uint32_t>(len));
     if (len) memcpy(dst + n, src, len);
@@ -283,13 +285,13 @@ uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p) {
         ++stats.name_indexed;
     } else {
         ++stats.literal_names;
-        p += string_encode(name, nl, p);
+        p += string_encode(name, nl, p, true);
     }
     if (h.value_literal) {
         memcpy(p, h.value_literal, h.value_literal_len);
         p += h.value_literal_len;
     } else {
-        p += string_encode(value, vl, p);
+        p += string_encode(value, vl, p, true);
     }
 
     if (index) {
@@ -359,8 +361,8 @@ HPACK_API size_t hpack_encode_bound(const hpack_encoder_t*, const hpack_header_t
                                     size_t n) {
     // Two size updates, then per field a representation octet with its
     // index, the name and value with their length prefixes (a literal is
-    // never longer than raw).
-    size_t bound = 2 * kIntegerMaxBytes;
+    // never longer than raw), and the slack of whole-word Huffman stores.
+    size_t bound = 2 * kIntegerMaxBytes + kHuffmanEncodeSlack;
     for (size_t i = 0; i < n; ++i) {
         const hpack_header_t& h = headers[i];
         size_t v = h.value_len + kIntegerMaxBytes;
@@ -392,7 +394,7 @@ HPACK_API size_t hpack_string_encoded_len(const uint8_t* src, size_t len) {
 }
 
 HPACK_API size_t hpack_string_encode(const uint8_t* src, size_t len, uint8_t* dst) {
-    return string_encode(src, len, dst);
+    return string_encode(src, len, dst, false);
 }
 
 HPACK_API size_t hpack_encoder_table_size(const hpack_encoder_t* enc) {

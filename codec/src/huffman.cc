@@ -573,6 +573,37 @@ size_t huffman_encoded_length(const uint8_t* src, size_t n) {
     return (b0 + b1 + b2 + b3 + 7) / 8;
 }
 
+namespace {
+
+// Four symbols into the accumulator and one 8-octet store; the store may run
+// up to 8 octets past the last whole octet written.
+HPACK_INLINE EncodeState encode_group(EncodeState st, const uint8_t* s) {
+    const unsigned l1 = kEncodeBits[s[1]], l2 = kEncodeBits[s[2]];
+    const unsigned l3 = kEncodeBits[s[3]];
+    const unsigned len = kEncodeBits[s[0]] + l1 + l2 + l3;
+    if (HPACK_UNLIKELY(len > 57)) return encode_long_group(st, s);
+    uint64_t c = kEncodeCode[s[0]];
+    c = (c << l1) | kEncodeCode[s[1]];
+    c = (c << l2) | kEncodeCode[s[2]];
+    c = (c << l3) | kEncodeCode[s[3]];
+    st.acc = (st.acc << len) | c;
+    st.pending += len;
+    store64_be(st.d, st.acc << (64 - st.pending));
+    st.d += st.pending >> 3;
+    st.pending &= 7;
+    return st;
+}
+
+// RFC 7541 5.2: pad with the most significant bits of EOS (all ones).
+HPACK_INLINE uint8_t* encode_finish(EncodeState st) {
+    if (st.pending > 0)
+        *st.d++ = static_cast<uint8_t>((st.acc << (8 - st.pending))
+                                       | (0xffu >> st.pending));
+    return st.d;
+}
+
+}  // namespace
+
 size_t huffman_encode(const uint8_t* src, size_t n, uint8_t* dst) {
     EncodeState st{0, dst, 0};
     const uint8_t* s = src;
@@ -582,24 +613,7 @@ size_t huffman_encode(const uint8_t* src, size_t n, uint8_t* dst) {
     // while 12 more symbols follow: their 60 bits or more keep those octets
     // inside the output.
     if (n >= 16) {
-        for (const uint8_t* const last = end - 16; s <= last; s += 4) {
-            const unsigned l1 = kEncodeBits[s[1]], l2 = kEncodeBits[s[2]];
-            const unsigned l3 = kEncodeBits[s[3]];
-            const unsigned len = kEncodeBits[s[0]] + l1 + l2 + l3;
-            if (HPACK_UNLIKELY(len > 57)) {
-                st = encode_long_group(st, s);
-                continue;
-            }
-            uint64_t c = kEncodeCode[s[0]];
-            c = (c << l1) | kEncodeCode[s[1]];
-            c = (c << l2) | kEncodeCode[s[2]];
-            c = (c << l3) | kEncodeCode[s[3]];
-            st.acc = (st.acc << len) | c;
-            st.pending += len;
-            store64_be(st.d, st.acc << (64 - st.pending));
-            st.d += st.pending >> 3;
-            st.pending &= 7;
-        }
+        for (const uint8_t* const last = end - 16; s <= last; s += 4) st = encode_group(st, s);
     }
 
     for (; s < end; ++s) {
@@ -611,11 +625,24 @@ size_t huffman_encode(const uint8_t* src, size_t n, uint8_t* dst) {
             *st.d++ = static_cast<uint8_t>(st.acc >> st.pending);
         }
     }
-    // RFC 7541 5.2: pad with the most significant bits of EOS (all ones).
-    if (st.pending > 0)
-        *st.d++ = static_cast<uint8_t>((st.acc << (8 - st.pending))
-                                       | (0xffu >> st.pending));
-    return static_cast<size_t>(st.d - dst);
+    return static_cast<size_t>(encode_finish(st) - dst);
+}
+
+size_t huffman_encode_with_slack(const uint8_t* src, size_t n, uint8_t* dst) {
+    EncodeState st{0, dst, 0};
+    const uint8_t* s = src;
+    const uint8_t* const end = src + n;
+    for (; s + 4 <= end; s += 4) st = encode_group(st, s);
+    // One symbol at a time for the last 0..3; whole-word stores still.
+    for (; s < end; ++s) {
+        const unsigned l = kEncodeBits[*s];
+        st.acc = (st.acc << l) | kEncodeCode[*s];
+        st.pending += l;
+        store64_be(st.d, st.acc << (64 - st.pending));
+        st.d += st.pending >> 3;
+        st.pending &= 7;
+    }
+    return static_cast<size_t>(encode_finish(st) - dst);
 }
 
 ptrdiff_t huffman_decode(const uint8_t* src, size_t n, uint8_t* dst) {

@@ -16,6 +16,12 @@ size_t huffman_encoded_length(const uint8_t* src, size_t n);
 // exactly that large) and returns that length.
 size_t huffman_encode(const uint8_t* src, size_t n, uint8_t* dst);
 
+// The same for a destination with kHuffmanEncodeSlack writable octets past
+// the code: whole-word stores throughout, short strings included (the
+// encoder's block buffer has that slack; see hpack_encode_bound()).
+constexpr size_t kHuffmanEncodeSlack = 8;
+size_t huffman_encode_with_slack(const uint8_t* src, size_t n, uint8_t* dst);
+
 // The decoder writes whole words, up to 8 octets from its last symbol, and
 // decodes long strings from two positions whose outputs it joins (see
 // huffman.cc): the capacity below covers both.
