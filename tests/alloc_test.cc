@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hpack.h"
+#include "test_util.h"
 
 namespace {
 
@@ -29,11 +30,10 @@ struct Counters {
     uint64_t bytes_allocated() const { return *static_cast<volatile uint64_t*>(allocated); }
 };
 
-struct Field {
-    std::string name, value;
-};
+using hpack_test::HeaderList;
+using hpack_test::to_headers;
 
-const std::vector<Field> kRequest = {
+const HeaderList kRequest = {
     {":method", "GET"},
     {":scheme", "https"},
     {":authority", "www.example.com"},
@@ -48,27 +48,15 @@ const std::vector<Field> kRequest = {
     {"sec-ch-ua", "\"Chromium\";v=\"124\", \"Not-A.Brand\";v=\"99\""},
 };
 
-std::vector<hpack_header_t> to_headers(const std::vector<Field>& fields) {
-    std::vector<hpack_header_t> hs(fields.size());
-    for (size_t i = 0; i < fields.size(); ++i) {
-        hs[i] = hpack_header_t{};
-        hs[i].name = reinterpret_cast<const uint8_t*>(fields[i].name.data());
-        hs[i].name_len = fields[i].name.size();
-        hs[i].value = reinterpret_cast<const uint8_t*>(fields[i].value.data());
-        hs[i].value_len = fields[i].value.size();
-    }
-    return hs;
-}
-
 // Encodes and decodes `blocks` blocks; every 7th carries a fresh request id
 // and path, so the tables keep inserting and evicting.
-void run_blocks(hpack_encoder_t* e, hpack_decoder_t* d, std::vector<Field>& fields,
+void run_blocks(hpack_encoder_t* e, hpack_decoder_t* d, HeaderList& fields,
                 std::vector<hpack_header_t>& hs, std::vector<uint8_t>& out, int first,
                 int blocks, size_t* decoded_fields) {
     for (int b = first; b < first + blocks; ++b) {
         if (b % 7 == 0) {
             // Overwrite in place: no allocation by the test itself.
-            std::string& v = fields[3].value;
+            std::string& v = fields[3].second;
             for (size_t i = 0; i < 6; ++i) v[v.size() - 1 - i] = "0123456789abcdef"[(b >> (4 * i)) & 15];
         }
         size_t len = 0;
@@ -98,7 +86,7 @@ TEST(SteadyStateAllocations, EncoderAndDecoderAllocateNothingPerBlock) {
     hpack_encoder_t* e = hpack_encoder_create(nullptr, 4096, nullptr);
     hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);
     hpack_decoder_set_limits(d, 8192, 32768);
-    std::vector<Field> fields = kRequest;
+    HeaderList fields = kRequest;
     std::vector<hpack_header_t> hs = to_headers(fields);
     std::vector<uint8_t> out(hpack_encode_bound(e, hs.data(), hs.size()));
     size_t decoded = 0;
@@ -123,7 +111,7 @@ TEST(SteadyStateAllocations, SplitBlocksAllocateNothingOnceWarm) {
     Counters c;
     hpack_encoder_t* e = hpack_encoder_create(nullptr, 4096, nullptr);
     hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);
-    std::vector<Field> fields = kRequest;
+    HeaderList fields = kRequest;
     std::vector<hpack_header_t> hs = to_headers(fields);
     std::vector<uint8_t> out(hpack_encode_bound(e, hs.data(), hs.size()));
     uint64_t before = 0;

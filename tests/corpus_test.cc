@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "hpack.h"
+#include "corpus.h"
 #include "story.h"
 
 namespace {
@@ -45,18 +46,6 @@ const char *const kEncoderDirs[] = {
     "swift-nio-hpack-huffman",
     "swift-nio-hpack-plain-text",
 };
-
-#define REQUIRE_CORPUS(dir)                                                 \
-    std::string dir;                                                        \
-    {                                                                       \
-        std::string tried_;                                                 \
-        dir = story::corpus_dir(&tried_);                                   \
-        if (dir.empty()) {                                                  \
-            GTEST_SKIP() << "corpus not found at " << tried_                \
-                         << " (set HPACK_TEST_CASE_DIR to an "              \
-                            "hpack-test-case checkout)";                    \
-        }                                                                   \
-    }
 
 std::string param_name(const std::string &s)
 {

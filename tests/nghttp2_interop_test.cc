@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "hpack.h"
+#include "corpus.h"
 #include "story.h"
 
 namespace {
@@ -27,18 +28,6 @@ using hpack_tools::story::Case;
 using hpack_tools::story::HeaderList;
 using hpack_tools::story::Story;
 namespace story = hpack_tools::story;
-
-#define REQUIRE_CORPUS(dir)                                                 \
-    std::string dir;                                                        \
-    {                                                                       \
-        std::string tried_;                                                 \
-        dir = story::corpus_dir(&tried_);                                   \
-        if (dir.empty()) {                                                  \
-            GTEST_SKIP() << "corpus not found at " << tried_                \
-                         << " (set HPACK_TEST_CASE_DIR to an "              \
-                            "hpack-test-case checkout)";                    \
-        }                                                                   \
-    }
 
 /* nghttp2 counts the 61 static entries in its table entry numbers. */
 constexpr size_t kStaticEntries = 61;
@@ -357,45 +346,41 @@ std::string nghttp2_to_ours(const Story &s, const Schedule &sc, Totals *t)
 
 class Nghttp2Interop : public ::testing::TestWithParam<Schedule> {};
 
-/* What breaks without it: curl and other nghttp2 clients close the
- * connection with COMPRESSION_ERROR on our responses. */
-TEST_P(Nghttp2Interop, Nghttp2InflaterDecodesEveryBlockWeEncode)
+using Direction = std::string (*)(const Story &, const Schedule &, Totals *);
+
+/* Every raw-data story through one direction under the test's schedule. */
+void run_direction(const std::string &corpus, const Schedule &sc,
+                   Direction direction, const char *label)
 {
-    REQUIRE_CORPUS(corpus);
     std::vector<Story> stories = load_raw_data(corpus);
     ASSERT_FALSE(stories.empty()) << "no stories in " << corpus
                                   << "/raw-data";
     Totals t;
     for (const Story &s : stories) {
-        EXPECT_EQ(ours_to_nghttp2(s, GetParam(), &t), "");
+        EXPECT_EQ(direction(s, sc, &t), "");
     }
     EXPECT_GT(t.cases, 0u);
-    if (!GetParam().changes.empty()) {
+    if (!sc.changes.empty()) {
         EXPECT_GT(t.changes, 0u) << "the schedule changed no table size";
     }
-    std::cout << "[ nghttp2  ] ours -> nghttp2, " << GetParam().name << ": "
+    std::cout << "[ nghttp2  ] " << label << ", " << sc.name << ": "
               << t.cases << " blocks, " << t.wire << " wire octets, "
               << t.changes << " size changes\n";
+}
+
+/* What breaks without it: curl and other nghttp2 clients close the
+ * connection with COMPRESSION_ERROR on our responses. */
+TEST_P(Nghttp2Interop, Nghttp2InflaterDecodesEveryBlockWeEncode)
+{
+    REQUIRE_CORPUS(corpus);
+    run_direction(corpus, GetParam(), ours_to_nghttp2, "ours -> nghttp2");
 }
 
 /* What breaks without it: requests from nghttp2 clients fail to decode. */
 TEST_P(Nghttp2Interop, WeDecodeEveryBlockNghttp2Deflates)
 {
     REQUIRE_CORPUS(corpus);
-    std::vector<Story> stories = load_raw_data(corpus);
-    ASSERT_FALSE(stories.empty()) << "no stories in " << corpus
-                                  << "/raw-data";
-    Totals t;
-    for (const Story &s : stories) {
-        EXPECT_EQ(nghttp2_to_ours(s, GetParam(), &t), "");
-    }
-    EXPECT_GT(t.cases, 0u);
-    if (!GetParam().changes.empty()) {
-        EXPECT_GT(t.changes, 0u) << "the schedule changed no table size";
-    }
-    std::cout << "[ nghttp2  ] nghttp2 -> ours, " << GetParam().name << ": "
-              << t.cases << " blocks, " << t.wire << " wire octets, "
-              << t.changes << " size changes\n";
+    run_direction(corpus, GetParam(), nghttp2_to_ours, "nghttp2 -> ours");
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -60,9 +60,10 @@ inline HeaderList names_values(const std::vector<Decoded>& v) {
     return out;
 }
 
-// Encodes a list with the given per-field flags (0 for all when empty).
-inline std::vector<uint8_t> encode(hpack_encoder_t* e, const HeaderList& list,
-                                   const std::vector<unsigned>& flags = {}) {
+// The codec's view of a list (pointing into it), with per-field flags (0
+// for all when empty).
+inline std::vector<hpack_header_t> to_headers(const HeaderList& list,
+                                              const std::vector<unsigned>& flags = {}) {
     std::vector<hpack_header_t> hs(list.size());
     for (size_t i = 0; i < list.size(); ++i) {
         hs[i] = hpack_header_t{};
@@ -72,6 +73,13 @@ inline std::vector<uint8_t> encode(hpack_encoder_t* e, const HeaderList& list,
         hs[i].value_len = list[i].second.size();
         hs[i].flags = i < flags.size() ? flags[i] : 0;
     }
+    return hs;
+}
+
+// Encodes a list as one block; empty on failure.
+inline std::vector<uint8_t> encode(hpack_encoder_t* e, const HeaderList& list,
+                                   const std::vector<unsigned>& flags = {}) {
+    std::vector<hpack_header_t> hs = to_headers(list, flags);
     std::vector<uint8_t> out(hpack_encode_bound(e, hs.data(), hs.size()));
     size_t len = 0;
     int rc = hpack_encode(e, hs.data(), hs.size(), out.data(), out.size(), &len);
