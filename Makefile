@@ -123,3 +123,4 @@ include module/nginx.mk
 include bench/bench.mk
 
 include interop/interop.mk
+include interop/proxy.mk

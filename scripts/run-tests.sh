@@ -45,6 +45,8 @@ stage unit-asan  make --no-print-directory unit-tests-asan
 stage alloc      make --no-print-directory alloc-tests
 stage interop    make --no-print-directory interop
 stage interop-1.22 make --no-print-directory interop-1.22
+stage interop-proxy   make --no-print-directory interop-proxy
+stage interop-browser make --no-print-directory interop-browser
 stage bench-smoke make --no-print-directory bench-codec QUICK=1
 
 echo

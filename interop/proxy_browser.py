@@ -1,0 +1,400 @@
+#!/usr/bin/python3
+"""A real browser through the reverse proxy: headless Chromium (Debian's
+chromium, driven by playwright-core) loads a page with 200 subresources
+(scripts, stylesheets, images, fetch() and XHR answers with varied response
+headers) over TLS HTTP/2 through nginx with conf/proxy.conf, then reloads it
+twice in the same browser context: three loads on one connection, one pair
+of HPACK tables.
+
+    /usr/bin/python3 interop/proxy_browser.py           (make interop-browser)
+
+First runs scripts/install-browser.sh (chromium from apt, playwright-core
+from npm into build/node/); when that cannot be done the run prints one SKIP
+line with the reason and exits 0.  Otherwise, against the module with
+hpack_table_size 4096 (conf/proxy.conf as it is) and 65536 (all of the 64 KiB
+Chrome announces), and against the stock build as the control:
+
+  - every subresource loads, three times: counted by the page's own
+    handlers (onload/onerror, fetch and XHR status) and by the DevTools
+    protocol's network events (status 200 over h2, no failed request);
+  - no HTTP/2 error anywhere in Chrome's net log (session closed with an
+    error such as ERR_HTTP2_COMPRESSION_ERROR, GOAWAY or RST_STREAM received,
+    an invalid header);
+  - the three loads shared one connection: nginx's $connection, Chrome's
+    connection id and its HTTP/2 session count (at most 2 allowed);
+  - the response header bytes per response ($hpack_out_wire in nginx's
+    access log), per load: with a 64 KiB table (a whole page load's
+    headers fit) the third load's are below the first's, it refers to
+    entries the first inserted; with 4096 the table turns over within one
+    load, every load costs about what the first did, and each must stay
+    under half of what stock sends for the same responses (measured with
+    python3-h2 on the stock proxy).
+
+Ends with "N passed, N failed[, N skipped]"; exits 1 when anything failed.
+"""
+
+import json
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+import harness
+from harness import Failure, Results, check, info
+import proxy_common as pc
+
+ORIGIN_PORT = 19601
+PORTS = {"on": 19653, "big": 19654, "stock": 19655}
+LOADS = 3
+WORK = pc.PROXY_WORK / "browser"
+NODE_DIR = harness.BUILD / "node"
+JS = pc.HERE / "proxy_browser.js"
+HTTP2_TROUBLE = re.compile(r"ERR_HTTP2|ERR_SPDY|COMPRESSION|PROTOCOL_ERROR")
+
+RESULTS = {}                    # server kind -> the driver's JSON
+
+
+def install():
+    """None when chromium and playwright-core are there, else why not."""
+    p = subprocess.run([str(harness.REPO / "scripts" / "install-browser.sh")],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, env=dict(os.environ,
+                                           BUILD=str(harness.BUILD)))
+    for line in p.stdout.splitlines():
+        print("      " + line, flush=True)
+    if p.returncode != 0:
+        why = [ln for ln in p.stdout.splitlines() if "cannot" in ln]
+        return (why[-1] if why else "scripts/install-browser.sh exited %d"
+                % p.returncode)
+    return None
+
+
+def drive(server):
+    netlog = server.prefix / "logs" / "chromium-netlog.json"
+    if netlog.exists():
+        netlog.unlink()
+    url = "https://localhost:%d/app/" % server.tls_port
+    p = subprocess.run(["node", str(JS), "--url", url, "--loads", str(LOADS),
+                        "--netlog", str(netlog), "--node-modules",
+                        str(NODE_DIR)], capture_output=True, text=True,
+                       timeout=300)
+    try:
+        out = json.loads(p.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise Failure("the browser driver exited %d without a result: %s %s"
+                      % (p.returncode, p.stdout[-1000:], p.stderr[-1000:]))
+    if "fatal" in out:
+        raise Failure("the browser driver failed: %s" % out["fatal"][:1500])
+    out["netlog"] = netlog
+    return out
+
+
+def loads_every_subresource(server):
+    since = server.error_log_size()
+    out = drive(server)
+    RESULTS[server.kind] = out
+    problems = []
+    for load in out["loads"]:
+        n, c = load["n"], load["counts"] or {}
+        where = "load %d" % n
+        if load["navError"]:
+            problems.append("%s: %s" % (where, load["navError"]))
+        if c.get("ok") != c.get("total") or c.get("bad"):
+            problems.append("%s: the page counted %s of %s loaded, %s "
+                            "failed: %s" % (where, c.get("ok"),
+                                            c.get("total"), c.get("bad"),
+                                            c.get("failed")))
+        if c.get("js") != 50:
+            problems.append("%s: %s of 50 scripts ran" % (where, c.get("js")))
+        fails = load["failures"]
+        if fails:
+            problems.append("%s: %d requests failed in the network log: %s"
+                            % (where, len(fails), fails[:5]))
+        bad_status = [r for r in load["notOk"]
+                      if not r["url"].endswith("/favicon.ico")]
+        if bad_status:
+            problems.append("%s: not 200: %s" % (where, bad_status[:5]))
+        ok200 = load["statuses"].get("200", 0)
+        if ok200 < 201:
+            problems.append("%s: %d responses with status 200, expected 201 "
+                            "(the page and 200 subresources)" % (where, ok200))
+        if set(load["protocols"]) != {"h2"}:
+            problems.append("%s: protocols %s, expected h2 only"
+                            % (where, load["protocols"]))
+        if load["pending"]:
+            problems.append("%s: %d requests never finished"
+                            % (where, load["pending"]))
+    errors = [ln for ln in server.error_log_text(since).splitlines()
+              if re.search(r"\[(alert|crit|emerg|error)\]", ln)
+              or re.search(r"hpack|compression", ln, re.I)]
+    if errors:
+        problems.append("nginx error log: %s" % errors[:5])
+    conns = {cid for load in out["loads"] for cid in load["connectionIds"]}
+    if len(conns) > 2:
+        problems.append("Chrome used %d connections: %s"
+                        % (len(conns), sorted(conns)))
+    check(not problems, "; ".join(problems))
+    info("%s: %s" % (out["browser"], ", ".join(
+        "load %d: %d/200 loaded, %d requests, %d ms"
+        % (ld["n"], ld["counts"]["ok"], ld["requests"], ld["ms"])
+        for ld in out["loads"])))
+
+
+def netlog_has_no_http2_error(server):
+    out = RESULTS.get(server.kind)
+    if out is None:
+        raise harness.Skip("the browser run of this server did not complete")
+    path = out["netlog"]
+    try:
+        log = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        # chromium writes the last bytes at exit; tolerate a cut-off tail
+        text = path.read_text() if path.exists() else ""
+        try:
+            log = json.loads(text.rstrip().rstrip(",") + "]}")
+        except ValueError:
+            raise Failure("no readable net log at %s: %s" % (path, e))
+    const = log["constants"]
+    types = {v: k for k, v in const["logEventTypes"].items()}
+    errors = {v: k for k, v in const["netError"].items()}
+    sessions = 0
+    recv_headers = 0
+    settings = []
+    trouble = []
+    for e in log["events"]:
+        t = types.get(e["type"], str(e["type"]))
+        p = e.get("params") or {}
+        err = errors.get(p.get("net_error"), p.get("net_error"))
+        if t == "HTTP2_SESSION_INITIALIZED":
+            sessions += 1
+        elif t == "HTTP2_SESSION_RECV_HEADERS":
+            recv_headers += 1
+        elif t == "HTTP2_SESSION_SEND_SETTINGS":
+            settings = p.get("settings", settings)
+        if t in ("HTTP2_SESSION_RECV_GOAWAY", "HTTP2_SESSION_RECV_RST_STREAM",
+                 "HTTP2_SESSION_SEND_RST_STREAM",
+                 "HTTP2_SESSION_RECV_INVALID_HEADER"):
+            trouble.append("%s %s" % (t, p))
+        elif (t == "HTTP2_SESSION_CLOSE"
+              and err not in (None, 0, "ERR_ABORTED")):
+            trouble.append("%s %s (%s)" % (t, p, err))
+        elif t == "HTTP2_SESSION_CLOSE" and p.get("description") != \
+                "Closing all sessions.":
+            trouble.append("%s before the browser closed: %s" % (t, p))
+        elif isinstance(err, str) and HTTP2_TROUBLE.search(err):
+            trouble.append("%s %s (%s)" % (t, p, err))
+    check(not trouble, "Chrome's net log: %s" % trouble[:5])
+    want = sum(ld["requests"] for ld in out["loads"])
+    check(recv_headers >= want, "Chrome's net log has %d HEADERS received, "
+          "the loads made %d requests" % (recv_headers, want))
+    check(1 <= sessions <= 2, "%d HTTP/2 sessions in Chrome's net log"
+          % sessions)
+    info("%d HTTP/2 session(s), %d header blocks decoded by Chrome, no "
+         "HTTP/2 error; Chrome's SETTINGS: %s" % (sessions, recv_headers,
+                                                   ", ".join(settings)))
+
+
+BIG_PATH = "/app/%s/%d.json" % pc.upstream.BIG_ASSET
+
+
+def per_load_records(server, typical=False):
+    """The access log cut into loads at each request of the page; the
+    favicon (first load only) left out; typical: the one ~17 KB header
+    block left out too (it alone would move the averages by ~80 bytes)."""
+    loads, current = [], None
+    for r in server.access_records():
+        path = r["request"].split(" ")[1]
+        if path == "/app/":
+            current = []
+            loads.append(current)
+        if typical and path == BIG_PATH:
+            continue
+        if current is not None and path.startswith("/app/"):
+            current.append(r)
+    return loads
+
+
+def one_connection_in_access_log(server):
+    loads = per_load_records(server)
+    check(len(loads) == LOADS, "%d page loads in the access log, expected %d"
+          % (len(loads), LOADS))
+    for i, recs in enumerate(loads):
+        check(len(recs) == 201, "load %d: %d requests logged, expected 201"
+              % (i + 1, len(recs)))
+    conns = sorted({r["connection"] for recs in loads for r in recs})
+    check(len(conns) <= 2, "the three loads came on %d connections: %s"
+          % (len(conns), conns))
+    info("%d requests on %d connection(s) ($connection %s)"
+         % (sum(len(x) for x in loads), len(conns),
+            ", ".join(map(str, conns))))
+
+
+def page_urls():
+    """The page and its 200 subresources, as the origin serves them."""
+    urls = ["/app/"]
+    for kind, n in pc.upstream.ASSETS:
+        ext = {"js": "js", "css": "css", "img": "png"}.get(kind, "json")
+        urls += ["/app/%s/%d.%s" % (kind, i, ext) for i in range(n)]
+    return urls
+
+
+STOCK_BYTES = {}
+
+
+def stock_bytes_for_the_same_responses(server):
+    """What stock nginx sends for the page's 201 responses (python3-h2 with
+    Chrome's table size): stock never refers to its dynamic table, so every
+    load costs the same."""
+    import h2.settings
+    client = harness.H2Client(server.tls_port, tls=True, timeout=30)
+    try:
+        client.update_settings(
+            {h2.settings.SettingCodes.HEADER_TABLE_SIZE: 65536})
+        urls = page_urls()
+        for i in range(0, len(urls), 50):
+            sids = [client.request(
+                [(":method", "GET"), (":scheme", "https"),
+                 (":authority", server.authority), (":path", u)]
+                + pc.BROWSER_HEADERS) for u in urls[i:i + 50]]
+            for r in client.wait(sids):
+                check(r.status == 200, "%s..: status %s" % (urls[i], r.status))
+        by_sid = {sid: len(b) for sid, b, _ in client.tap.blocks}
+    finally:
+        client.close()
+    check(len(by_sid) == len(urls), "%d blocks for %d requests"
+          % (len(by_sid), len(urls)))
+    blocks = [n for u, (_, n) in zip(urls, sorted(by_sid.items()))
+              if u != BIG_PATH]
+    STOCK_BYTES["mean"] = statistics.mean(blocks)
+    info("stock: %.1f header bytes per response for the same 200 responses "
+         "(%s left out), every load" % (STOCK_BYTES["mean"], BIG_PATH))
+
+
+def header_bytes_per_load(server):
+    loads = per_load_records(server, typical=True)
+    check(len(loads) == LOADS, "%d page loads in the access log" % len(loads))
+    rows = []
+    for recs in loads:
+        wire = [r["out_wire"] for r in recs]
+        plain = [r["out_plain"] for r in recs]
+        check(None not in wire, "a request without $hpack_out_wire")
+        check(len(recs) == 200, "%d requests in a load" % len(recs))
+        rows.append((statistics.mean(wire), statistics.mean(plain),
+                     sum(wire), recs[-1]["table"]))
+    for i, (w, p, total, table) in enumerate(rows):
+        info("load %d: %.1f header bytes per response on the wire "
+             "($hpack_out_wire), %.1f plain (%.1f%%); %d in all; table %s "
+             "(the page and 199 subresources, %s left out)"
+             % (i + 1, w, p, 100.0 * w / p, total, table, BIG_PATH))
+    first, third = rows[0][0], rows[-1][0]
+    stock = STOCK_BYTES.get("mean")
+    info("first load %.1f -> third load %.1f bytes per response (%+.1f%%)%s"
+         % (first, third, 100.0 * (third - first) / first,
+            "; stock %.1f" % stock if stock else ""))
+    return first, third, stock
+
+
+def header_bytes_drop_after_the_first_load(server):
+    """The table (65536: all Chrome offers) holds a whole page load's
+    headers: the third load refers to entries the first one inserted."""
+    first, third, stock = header_bytes_per_load(server)
+    check(third < first, "the third load's responses carry %.1f header "
+          "bytes on average, the first load's %.1f: no drop"
+          % (third, first))
+    if stock:
+        check(third < stock / 2, "the third load's responses carry %.1f "
+              "header bytes, stock %.1f" % (third, stock))
+
+
+def header_bytes_stay_low_across_loads(server):
+    """With 4096 octets the table turns over within one page load (200
+    responses of ~500 plain bytes): no load can refer to an earlier one,
+    each costs what the first did, a fraction of stock's."""
+    first, third, stock = header_bytes_per_load(server)
+    check(third <= first * 1.02, "the third load's responses carry %.1f "
+          "header bytes on average, the first load's %.1f: they grew"
+          % (third, first))
+    if stock:
+        check(first < stock / 2, "the first load's responses carry %.1f "
+              "header bytes, stock %.1f" % (first, stock))
+
+
+def main():
+    def terminate(signum, frame):
+        raise SystemExit("browser: signal %d, stopping the servers" % signum)
+    signal.signal(signal.SIGTERM, terminate)
+    results = Results()
+    start = time.monotonic()
+    print("browser: Chromium through conf/proxy.conf, servers in %s" % WORK,
+          flush=True)
+    why = install()
+    if why:
+        results.skipped += 1
+        print("SKIP  [browser] chromium_loads_200_subresources_3_times_"
+              "through_the_proxy: not run, the browser cannot be installed "
+              "here: %s" % why, flush=True)
+        print(results.summary(), flush=True)
+        return 0
+    harness.make_certificate()
+    origin = pc.Origin(ORIGIN_PORT, WORK)
+    servers = {k: pc.ProxyServer(k, port, ORIGIN_PORT, work=WORK)
+               for k, port in PORTS.items()}
+    running = {}
+    try:
+        if Results.run(results, "origin", "upstream_py_serves_http_1_1_"
+                       "on_127_0_0_1_%d" % ORIGIN_PORT, origin.start):
+            for kind, server in servers.items():
+                def start_server(server=server):
+                    why = server.missing()
+                    if why:
+                        raise Failure(why)
+                    server.start()
+                if Results.run(results, server.label,
+                               "nginx_starts_with_conf_proxy_conf",
+                               start_server):
+                    running[kind] = server
+        loaded = {}
+        for k in ("on", "big", "stock"):
+            s = running.get(k)
+            if s is None:
+                continue
+            L = s.label
+            loaded[k] = results.run(
+                L, "chromium_loads_200_subresources_3_times_with_no_failed_"
+                "request", loads_every_subresource, s)
+            results.run(L, "chromium_net_log_has_no_http2_or_compression_"
+                        "error", netlog_has_no_http2_error, s)
+            results.run(L, "the_3_loads_share_one_connection_in_the_"
+                        "access_log", one_connection_in_access_log, s)
+        # after stock's browser run: these requests are not part of it
+        if "stock" in running:
+            results.run(running["stock"].label, "stock_header_bytes_for_"
+                        "the_same_responses",
+                        stock_bytes_for_the_same_responses, running["stock"])
+        if loaded.get("on"):
+            results.run(running["on"].label, "response_header_bytes_per_"
+                        "response_stay_under_half_of_stock_on_every_load",
+                        header_bytes_stay_low_across_loads, running["on"])
+        if loaded.get("big"):
+            results.run(running["big"].label, "response_header_bytes_per_"
+                        "response_drop_after_the_first_load",
+                        header_bytes_drop_after_the_first_load,
+                        running["big"])
+    finally:
+        for s in running.values():
+            s.stop()
+        origin.stop()
+    print("browser: %.0fs" % (time.monotonic() - start))
+    if results.failures:
+        print("failed:")
+        for name in results.failures:
+            print("  " + name)
+    print(results.summary(), flush=True)
+    return 1 if results.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,138 @@
+#!/usr/bin/python3
+"""The reverse-proxy tests: nginx with conf/proxy.conf (TLS, HTTP/2, the
+module with hpack on) in front of an HTTP/1.1 origin, against nghttp,
+h2load and python3-h2.
+
+    /usr/bin/python3 interop/proxy_run.py              (make interop-proxy)
+    /usr/bin/python3 interop/proxy_run.py --only nghttp
+
+Starts the origin (interop/upstream.py, 127.0.0.1:19600) and four proxies
+made from conf/proxy.conf: the module with its table of 4096 (the file as it
+is), 512 and 65536, and the stock build (TLS ports 19643-19646); runs every
+case (interop/proxy_cases.py); stops them, also on failure, Ctrl-C or
+SIGTERM; ends with "N passed, N failed[, N skipped]" and exits 1 when
+anything failed.
+
+The cases, each against every proxy where it means something:
+
+  h2_3000_responses_...      python3-h2, one TLS connection, 3,000 requests
+                             (20 in flight) over 1,000 origin responses:
+                             every header list and body exactly as the
+                             origin sent it, as nginx passes it on
+                             (proxy_common.expected_headers); the 64k
+                             server with the client's table at 65536
+  secrets_and_short_cookies_ the raw representation of each field off the
+  are_never_indexed_...      wire: authorization, proxy-authorization,
+                             set-cookie under 20 bytes, x-api-key and
+                             x-secret-token (hpack_never_index) only ever
+                             as "literal never indexed"; a second decoder
+                             agrees with h2's
+  decoded_headers_same_as_   the same 3,000 lists as the stock proxy
+  stock_proxy                (nginx's date aside)
+  connection_specific_...    upgrade, te, ... from the origin: as stock
+  access_log_out_wire_...    $hpack_out_wire = each block on the wire, one
+                             $connection for the 3,000
+  nghttp_3000_responses_...  libnghttp2's decoder (and its "sensitive"
+                             flag for never-indexed fields)
+  h2load_20000_requests_...  4 connections x 16 streams, no failed stream
+  error_log_has_no_crash_... no alert, crit or emerg
+"""
+
+import argparse
+import re
+import shutil
+import signal
+import sys
+import time
+
+import harness
+from harness import Results
+import proxy_cases
+import proxy_common as pc
+
+ORIGIN_PORT = 19600
+PORTS = {"on": 19643, "small": 19644, "big": 19645, "stock": 19646}
+
+
+class Filtered(Results):
+    def __init__(self, only):
+        super().__init__()
+        self.only = re.compile(only) if only else None
+
+    def run(self, label, name, fn, *args):
+        if self.only and not self.only.search(name):
+            return None
+        return super().run(label, name, fn, *args)
+
+
+def no_crash_or_alert(server):
+    text = server.error_log_text()
+    bad = [line for line in text.splitlines()
+           if re.search(r"\[(alert|crit|emerg)\]|exited on signal", line)]
+    harness.check(not bad, "%d lines in %s, first: %s"
+                  % (len(bad), server.error_log, bad[:3]))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", help="run the tests whose names match")
+    args = ap.parse_args()
+
+    def terminate(signum, frame):
+        raise SystemExit("proxy: signal %d, stopping the servers" % signum)
+    signal.signal(signal.SIGTERM, terminate)
+
+    results = Filtered(args.only)
+    start = time.monotonic()
+    missing = [t for t in ("nghttp", "h2load", "openssl")
+               if not shutil.which(t)]
+    if missing:
+        print("FAIL  [proxy] tools: missing %s (make deps installs them)"
+              % " ".join(missing))
+        print("0 passed, 1 failed", flush=True)
+        return 1
+    harness.make_certificate()
+    origin = pc.Origin(ORIGIN_PORT, pc.PROXY_WORK)
+    servers = {k: pc.ProxyServer(k, port, ORIGIN_PORT)
+               for k, port in PORTS.items()}
+    running = {}
+    print("proxy: conf/proxy.conf, servers in %s" % pc.PROXY_WORK,
+          flush=True)
+    try:
+        if Results.run(results, "origin", "upstream_py_serves_http_1_1_"
+                       "on_127_0_0_1_%d" % ORIGIN_PORT, origin.start):
+            for kind, server in servers.items():
+                def start_server(server=server):
+                    why = server.missing()
+                    if why:
+                        raise harness.Failure(why)
+                    server.start()
+                if Results.run(results, server.label,
+                               "nginx_starts_with_conf_proxy_conf",
+                               start_server):
+                    running[kind] = server
+        for k, s in servers.items():
+            if k not in running:
+                results.skipped += 1
+                print("SKIP  [%s] all cases: the server did not start"
+                      % s.label, flush=True)
+        proxy_cases.register(results, running)
+        for s in running.values():
+            Results.run(results, s.label, "error_log_has_no_crash_or_alert",
+                        no_crash_or_alert, s)
+    finally:
+        for s in running.values():
+            s.stop()
+        origin.stop()
+    print("proxy: origin: %s" % origin.summary())
+    print("proxy: %.0fs" % (time.monotonic() - start))
+    if results.failures:
+        print("failed:")
+        for name in results.failures:
+            print("  " + name)
+    print(results.summary(), flush=True)
+    return 1 if results.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
