@@ -35,21 +35,23 @@ struct IndexLinks {
 
 using EncoderTable = DynamicTable<IndexLinks>;
 
-// Recent name+value hashes of volatile fields: such a field is indexed
-// only when it was seen here before, i.e. when it recurs.
+// Name+value hashes of recent volatile fields: such a field is indexed
+// only when it was seen here before, i.e. when it recurs.  Direct-mapped:
+// one probe, and a collision only forgets a field.  512 slots remember a
+// browser page's worth of etags and dates, so a reload finds them.
 class History {
 public:
-    bool seen_or_add(uint32_t h) {
-        for (uint32_t v : ring_)
-            if (v == h) return true;
-        ring_[next_++ & (kSize - 1)] = h;
+    bool seen_or_add(uint64_t h) {
+        uint32_t& slot = slots_[h & (kSize - 1)];
+        const uint32_t tag = static_cast<uint32_t>(h >> 32) | 1;  // 0 is empty
+        if (slot == tag) return true;
+        slot = tag;
         return false;
     }
 
 private:
-    static constexpr uint32_t kSize = 64;
-    uint32_t ring_[kSize] = {};
-    uint32_t next_ = 0;
+    static constexpr uint32_t kSize = 512;
+    uint32_t slots_[kSize] = {};
 };
 
 size_t string_len(const uint8_t* src, size_t len) {
@@ -273,9 +275,9 @@ uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p) {
         index = !(h.flags & HPACK_FIELD_NO_INDEX) &&
                 entry_size <= table.max_size() - table.max_size() / 4 &&
                 (!(pflags & HPACK_POLICY_VOLATILE) ||
-                 history.seen_or_add(static_cast<uint32_t>(
-                     have_nv_hash ? nv_hash : (have_nv_hash = true,
-                                               nv_hash = hash_bytes(value, vl, name_hash)))));
+                 history.seen_or_add(have_nv_hash ? nv_hash
+                                     : (have_nv_hash = true,
+                                        nv_hash = hash_bytes(value, vl, name_hash))));
         bits = index ? 0x40 : 0x00;
         prefix = index ? 6 : 4;
     }
