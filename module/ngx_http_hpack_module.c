@@ -168,6 +168,7 @@ static ngx_int_t ngx_http_hpack_encode_headers(ngx_http_request_t *r,
     u_char **start, u_char **end);
 static ngx_int_t ngx_http_hpack_encode_trailers(ngx_http_request_t *r,
     u_char **start, u_char **end);
+static u_char *ngx_http_hpack_lowcase(u_char *dst, u_char *src, size_t len);
 static ngx_int_t ngx_http_hpack_add_list(ngx_http_request_t *r,
     ngx_list_t *list, hpack_header_t *hs, ngx_uint_t *n);
 static ngx_int_t ngx_http_hpack_encode(ngx_http_request_t *r,
@@ -1234,9 +1235,8 @@ ngx_http_hpack_add_list(ngx_http_request_t *r, ngx_list_t *list,
                 continue;
             }
 
-            ngx_strlow(p, header[i].key.data, header[i].key.len);
-
-            hd->name = p;
+            hd->name = ngx_http_hpack_lowcase(p, header[i].key.data,
+                                              header[i].key.len);
             hd->name_len = header[i].key.len;
             hd->value = header[i].value.data;
             hd->value_len = header[i].value.len;
@@ -1265,6 +1265,63 @@ ngx_http_hpack_add_list(ngx_http_request_t *r, ngx_list_t *list,
 
     return NGX_OK;
 }
+
+/*
+ * The codec wants lowercase names; header names from the configuration
+ * (add_header) and upstreams are mostly lowercase already.  Eight octets
+ * at a time: an already lowercase name is used as it is, without a copy,
+ * and only a name with uppercase letters is copied, lowered, into dst.
+ */
+
+static u_char *
+ngx_http_hpack_lowcase(u_char *dst, u_char *src, size_t len)
+{
+    size_t    i;
+    uint64_t  w, x, upper;
+
+    for (i = 0; i + 8 <= len; i += 8) {
+        ngx_memcpy(&w, src + i, 8);
+
+        /* 0x80 in each octet that is 'A'..'Z', without carries */
+
+        x = w & 0x7f7f7f7f7f7f7f7fULL;
+        upper = ((x + 0x3f3f3f3f3f3f3f3fULL) ^ (x + 0x2525252525252525ULL))
+                & ~w & 0x8080808080808080ULL;
+
+        if (upper) {
+            goto copy;
+        }
+    }
+
+    for ( /* void */ ; i < len; i++) {
+        if (src[i] >= 'A' && src[i] <= 'Z') {
+            goto copy;
+        }
+    }
+
+    return src;
+
+copy:
+
+    for (i = 0; i + 8 <= len; i += 8) {
+        ngx_memcpy(&w, src + i, 8);
+
+        x = w & 0x7f7f7f7f7f7f7f7fULL;
+        upper = ((x + 0x3f3f3f3f3f3f3f3fULL) ^ (x + 0x2525252525252525ULL))
+                & ~w & 0x8080808080808080ULL;
+
+        w |= upper >> 2;
+
+        ngx_memcpy(dst + i, &w, 8);
+    }
+
+    for ( /* void */ ; i < len; i++) {
+        dst[i] = ngx_tolower(src[i]);
+    }
+
+    return dst;
+}
+
 
 
 static ngx_int_t
