@@ -271,10 +271,12 @@ uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p) {
         prefix = 4;
     } else {
         // A field that would take more than three quarters of the table
-        // would evict nearly everything for one entry.
+        // would evict nearly everything for one entry.  A volatile field
+        // whose name no table holds is entered once, so that its later
+        // values can refer to the name.
         index = !(h.flags & HPACK_FIELD_NO_INDEX) &&
                 entry_size <= table.max_size() - table.max_size() / 4 &&
-                (!(pflags & HPACK_POLICY_VOLATILE) ||
+                (!(pflags & HPACK_POLICY_VOLATILE) || name_index == 0 ||
                  history.seen_or_add(have_nv_hash ? nv_hash
                                      : (have_nv_hash = true,
                                         nv_hash = hash_bytes(value, vl, name_hash))));
