@@ -41,9 +41,13 @@ help:
 	@echo "make check-clang   build the codec warning-free with clang++ too"
 	@echo "make nginx         build stock and patched nginx + the module"
 	@echo "make interop       tests against real HTTP/2 peers"
+	@echo "make bench         the module against stock nginx: h2load A/B, callgrind, report (QUICK=1: smoke)"
 	@echo "make bench-codec   codec benchmark vs libnghttp2 and nginx (QUICK=1: smoke)"
 	@echo "make bench-codec-callgrind  instructions per operation, deterministic"
 	@echo "make interop-1.22  the interop suite against the nginx 1.22.1 builds"
+	@echo "make interop-proxy nginx as a TLS reverse proxy: exact headers, secrets never indexed"
+	@echo "make interop-browser headless Chromium through the proxy (SKIP when not installable)"
+	@echo "make bench-proxy   the reverse-proxy workload, stock vs module"
 	@echo "make nginx-run     run build/nginx-hpack with conf/nginx.conf"
 	@echo "make clean         remove $(BUILD)/"
 
@@ -124,3 +128,4 @@ include bench/bench.mk
 
 include interop/interop.mk
 include interop/proxy.mk
+include bench/nginx.mk

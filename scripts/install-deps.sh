@@ -4,12 +4,12 @@
 set -euo pipefail
 
 packages=(
-    build-essential g++ clang make pkg-config dpkg-dev
+    build-essential g++ clang libclang-rt-14-dev make pkg-config dpkg-dev
     libgtest-dev libbenchmark-dev libjemalloc-dev
     libnghttp2-dev nghttp2-client curl
     python3 python3-h2
     libpcre2-dev zlib1g-dev libssl-dev openssl
-    valgrind
+    valgrind python3-matplotlib
 )
 
 missing=()

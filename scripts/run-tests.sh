@@ -48,6 +48,7 @@ stage interop-1.22 make --no-print-directory interop-1.22
 stage interop-proxy   make --no-print-directory interop-proxy
 stage interop-browser make --no-print-directory interop-browser
 stage bench-smoke make --no-print-directory bench-codec QUICK=1
+stage bench-nginx-smoke make --no-print-directory bench QUICK=1
 
 echo
 if [ "${#broken[@]}" -gt 0 ]; then

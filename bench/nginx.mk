@@ -1,0 +1,47 @@
+# make bench: nginx with the hpack module against stock nginx, side by side
+# (bench/nginx_bench.py, bench/README.md).  Included from the top-level
+# Makefile.
+#
+#   make bench                  every workload over h2c and TLS, 9 A/B pairs,
+#                               callgrind, the report and plots in
+#                               bench/results/<date>/ (about 8 minutes)
+#   make bench QUICK=1          a smoke run for CI (under a minute): h2c,
+#                               2 pairs, few requests, into
+#                               build/bench/nginx/quick/
+#   make bench-callgrind        the instruction counts only
+#   make bench-throughput       the h2load runs only
+#
+# NGX_BENCH_PAIRS=N changes the number of pairs, NGX_BENCH_OUT=DIR the
+# results directory, NGX_BENCH_ARGS passes anything else to the script.
+
+NGX_BENCH        := $(PYTHON) bench/nginx_bench.py
+NGX_BENCH_PAIRS  ?=
+NGX_BENCH_OUT    ?=
+NGX_BENCH_ARGS   ?=
+
+NGX_BENCH_FLAGS  := $(if $(filter 1,$(QUICK)),--quick,--update-readme) \
+                    $(if $(NGX_BENCH_PAIRS),--pairs $(NGX_BENCH_PAIRS)) \
+                    $(if $(NGX_BENCH_OUT),--out $(NGX_BENCH_OUT)) \
+                    $(NGX_BENCH_ARGS)
+NGX_BENCH_SHOWN  := make bench$(if $(filter 1,$(QUICK)), QUICK=1)$(if \
+                    $(NGX_BENCH_PAIRS), NGX_BENCH_PAIRS=$(NGX_BENCH_PAIRS))
+
+.PHONY: bench bench-callgrind bench-throughput bench-help
+
+bench: deps nginx-1.26
+	BUILD=$(BUILD) $(NGX_BENCH) $(NGX_BENCH_FLAGS) \
+	    --command "$(NGX_BENCH_SHOWN)"
+
+bench-callgrind: deps nginx-1.26
+	BUILD=$(BUILD) $(NGX_BENCH) --only callgrind $(NGX_BENCH_FLAGS) \
+	    --command "make bench-callgrind"
+
+bench-throughput: deps nginx-1.26
+	BUILD=$(BUILD) $(NGX_BENCH) --only throughput $(NGX_BENCH_FLAGS) \
+	    --command "make bench-throughput"
+
+bench-help:
+	@echo "make bench         the module vs stock nginx: h2load A/B pairs, callgrind, report"
+	@echo "make bench QUICK=1 the same as a smoke run (CI), results under build/"
+	@echo "make bench-callgrind   instructions per request only"
+	@echo "make bench-throughput  requests/s and header bytes only"

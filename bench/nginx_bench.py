@@ -1,0 +1,880 @@
+#!/usr/bin/python3
+"""make bench: the module build against the stock build, side by side.
+
+Both nginx 1.26.3 builds (build/nginx-stock, build/nginx-hpack) serve one
+configuration template, bench/conf/bench.conf: the module build with
+load_module and "hpack on", the stock build without either, one worker each,
+on 127.0.0.1 only (stock: 19080 h2c, 19443 TLS; module: 19081, 19444;
+under callgrind 19082-19083 and 19445-19446).  Then, in this order:
+
+0. snapshot: both builds' binaries (and the module) are copied under
+   build/bench/nginx/bin/, so that a rebuild elsewhere changes nothing;
+1. throughput: every workload (transport x request headers x location x
+   warm/cold connections) as interleaved pairs of h2load runs, stock then
+   module, round-robin over the workloads so that a burst of noise from the
+   shared machine hits many workloads a little rather than one a lot; the
+   worker's CPU time around each run (/proc/<pid>/schedstat and stat);
+2. header bytes per response against requests per connection (h2load
+   -n K -c 1 on /headers, K = 1 ... 100);
+3. the wire: one warm response block of /headers taken apart field by field;
+4. instructions: each build under valgrind --tool=callgrind
+   (--cache-sim=yes) with "master_process off; daemon off;", the same fixed
+   h2load sequence with N_lo and N_hi requests, the difference per request
+   (bench/nginx_callgrind.py says which functions count as header
+   compression);
+5. the report (bench/nginx_report.py): REPORT.md, results.json, PNG plots.
+
+Every process started here is stopped on the way out, also on failure,
+Ctrl-C or SIGTERM; servers also get SIGTERM from the kernel if this script
+dies (PR_SET_PDEATHSIG), and a server left by a run killed with SIGKILL is
+found by its pid file and stopped at the next start.
+
+    bench/nginx_bench.py                 the full run (make bench)
+    bench/nginx_bench.py --quick         a smoke run (make bench QUICK=1)
+    bench/nginx_bench.py --only callgrind
+    bench/nginx_bench.py --report DIR    redo REPORT.md and plots from DIR
+"""
+
+import argparse
+import ctypes
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import shlex
+import signal
+import socket
+import ssl
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.dont_write_bytecode = True          # no bench/__pycache__ in the tree
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import nginx_callgrind                               # noqa: E402
+import nginx_report                                  # noqa: E402
+import nginx_wire                                    # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+BUILD = Path(os.environ.get("BUILD", "build"))
+if not BUILD.is_absolute():
+    BUILD = REPO / BUILD
+WORK = BUILD / "bench" / "nginx"
+TEMPLATE = REPO / "bench" / "conf" / "bench.conf"
+
+BUILDS = ("stock", "module")
+INSTALL = {"stock": BUILD / "nginx-stock", "module": BUILD / "nginx-hpack"}
+# The binaries actually run: copies taken at the start (snapshot()), so that
+# a `make nginx-1.26` elsewhere during the run changes nothing measured.
+SNAPSHOT = WORK / "bin"
+MODULE_SO = "ngx_http_hpack_module.so"
+PORTS = {"stock": (19080, 19443), "module": (19081, 19444)}
+CG_PORTS = {"stock": (19082, 19445), "module": (19083, 19446)}
+
+# An 11-field Chrome 124 navigation: the 4 pseudo-headers h2load makes from
+# the URL and these 7 (the request of bench/codec_bench.cc, same values).
+BROWSER_HEADERS = [
+    ("user-agent", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) "
+                   "AppleWebKit/537.36 (KHTML, like Gecko) "
+                   "Chrome/124.0.0.0 Safari/537.36"),
+    ("accept", "text/html,application/xhtml+xml,application/xml;q=0.9,"
+               "*/*;q=0.8"),
+    ("accept-language", "en-US,en;q=0.9"),
+    ("accept-encoding", "gzip, deflate, br, zstd"),
+    ("cookie", "_ga=GA1.2.1402749313.1700000000; "
+               "_gid=GA1.2.803402375.1701234567; "
+               "sessionid=6f1c2a9e8b7d4c3f9a1e2b3c4d5e6f70a1b2c3d4; "
+               "csrftoken=Qm9vbGVhbk1hc2tlZFRva2VuMTIzNDU2Nzg5MA; "
+               "theme=dark; lang=en-US"),
+    ("referer", "https://www.example.com/"),
+    ("sec-ch-ua", "\"Chromium\";v=\"124\", \"Google Chrome\";v=\"124\", "
+                  "\"Not-A.Brand\";v=\"99\""),
+]
+HEADER_SETS = {
+    "browser": BROWSER_HEADERS,
+    "minimal": [],          # h2load's own: pseudo-headers + its user-agent
+}
+LOCATIONS = {
+    "tiny": "/tiny",
+    "static": "/static/1k.html",
+    "headers": "/headers",
+}
+
+# defaults, then what --quick changes
+FULL = {
+    "pairs": 9,
+    "transports": ["h2c", "tls"],
+    "header_sets": ["browser", "minimal"],
+    "locations": ["tiny", "static", "headers"],
+    "warm_n": 12000,            # h2load -n 12000 -c 1 -m 10
+    "warm_m": 10,
+    "cold_n": {"h2c": 1000, "tls": 250},   # -n N -c N: one request each
+    "curve": [1, 2, 5, 10, 20, 50, 100],
+    "curve_runs": 3,
+    "cg_warm": (100, 2100),     # requests on one connection (-m 1)
+    "cg_cold": (10, 110),       # connections of one request, one at a time
+    "cg_header_sets_cold": ["browser"],
+    "cg_locations_cold": ["tiny", "static", "headers"],
+}
+QUICK = dict(FULL, **{
+    "pairs": 2,
+    "transports": ["h2c"],
+    "header_sets": ["browser"],
+    "warm_n": 2000,
+    "cold_n": {"h2c": 200, "tls": 50},
+    "curve": [1, 10, 100],
+    "curve_runs": 1,
+    "cg_warm": (10, 110),
+    "cg_cold": (2, 12),
+    "locations": ["tiny", "headers"],
+    "cg_locations_cold": ["headers"],
+})
+
+H2LOAD_TIMEOUT = 180
+
+
+_T0 = time.monotonic()
+
+
+def log(text):
+    print("bench: [%4.0fs] %s" % (time.monotonic() - _T0, text), flush=True)
+
+
+class BenchError(Exception):
+    pass
+
+
+# ------------------------------------------------------------ processes
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent():
+    """In the child: SIGTERM when the bench script dies, whatever the way."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(
+            _PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:
+        pass
+
+
+LIVE = []           # servers started and not yet stopped
+
+
+def stop_all():
+    for server in list(LIVE):
+        try:
+            server.stop()
+        except Exception as e:                      # keep stopping the rest
+            print("bench: stopping %s: %s" % (server.label, e),
+                  file=sys.stderr)
+
+
+def _on_signal(signum, frame):
+    raise KeyboardInterrupt("signal %d" % signum)
+
+
+def snapshot():
+    """Copies both builds' nginx (and the module) under build/bench/nginx/bin/:
+    every server of the run starts from these files."""
+    for b in BUILDS:
+        src = INSTALL[b]
+        need = [src / "sbin" / "nginx"]
+        if b == "module":
+            need.append(src / "modules" / MODULE_SO)
+        for f in need:
+            if not f.exists():
+                raise BenchError("%s not built (make nginx-1.26)" % f)
+        dst = SNAPSHOT / b
+        if dst.exists():
+            shutil.rmtree(dst)
+        dst.mkdir(parents=True)
+        for f in need:
+            shutil.copy2(f, dst / f.name)
+
+
+def make_certificate(tls_dir):
+    """A self-signed ECDSA P-256 certificate: a cheap handshake, so that cold
+    TLS runs measure more than the signature."""
+    cert, key = tls_dir / "cert.pem", tls_dir / "key.pem"
+    if cert.exists() and key.exists():
+        return
+    tls_dir.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+         "ec_paramgen_curve:prime256v1", "-nodes", "-days", "3650",
+         "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+class Server:
+    """One nginx: a build, its prefix under build/bench/nginx/, its ports;
+    optionally under callgrind as a single process."""
+
+    def __init__(self, build, callgrind_out=None):
+        self.build = build
+        self.callgrind_out = callgrind_out
+        self.binary = SNAPSHOT / build / "nginx"
+        self.module = SNAPSHOT / build / MODULE_SO
+        cg = callgrind_out is not None
+        self.h2c_port, self.tls_port = (CG_PORTS if cg else PORTS)[build]
+        self.prefix = WORK / (build + ("-callgrind" if cg else ""))
+        self.conf = self.prefix / "conf" / "nginx.conf"
+        self.label = build + (" (callgrind)" if cg else "")
+        self.proc = None
+        self.output = None
+
+    def missing(self):
+        if not self.binary.exists():
+            return "%s missing (snapshot() copies it)" % self.binary
+        if self.build == "module" and not self.module.exists():
+            return "%s missing (snapshot() copies it)" % self.module
+        return None
+
+    def render(self):
+        text = TEMPLATE.read_text()
+        subst = {
+            "LOAD_MODULE": ("load_module  %s;" % self.module
+                            if self.build == "module" else ""),
+            "USER": "user  root root;" if os.geteuid() == 0 else "",
+            "HPACK": ("    hpack  on;" if self.build == "module" else ""),
+            "H2C_PORT": str(self.h2c_port),
+            "TLS_PORT": str(self.tls_port),
+            "TLS_DIR": str(WORK / "tls"),
+        }
+        for key, value in subst.items():
+            text = text.replace("@%s@" % key, value)
+        left = re.findall(r"@[A-Z0-9_]+@", text)
+        if left:
+            raise BenchError("unrendered placeholders %s in %s"
+                             % (left, TEMPLATE))
+        for d in ("conf", "logs", "html/static"):
+            (self.prefix / d).mkdir(parents=True, exist_ok=True)
+        self.conf.write_text(text)
+        page = self.prefix / "html" / "static" / "1k.html"
+        body = b"<!doctype html>\n<title>1 KiB</title>\n" + \
+            b"<p>lorem ipsum dolor sit amet, consectetur adipiscing</p>\n" * 20
+        page.write_bytes(body[:1023] + b"\n")
+
+    def _stop_stale(self):
+        """A server left by a run that was killed hard: same binary, same
+        prefix, and it holds our ports."""
+        pidfile = self.prefix / "logs" / "nginx.pid"
+        try:
+            pid = int(pidfile.read_text().strip())
+            cmdline = Path("/proc/%d/cmdline" % pid).read_bytes()
+        except (OSError, ValueError):
+            return
+        if str(self.prefix).encode() in cmdline:
+            log("stopping a stale %s (pid %d)" % (self.label, pid))
+            os.kill(pid, signal.SIGTERM)
+            for _ in range(100):
+                if not Path("/proc/%d" % pid).exists():
+                    break
+                time.sleep(0.1)
+
+    def _port_free(self, port):
+        s = socket.socket()
+        try:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+        finally:
+            s.close()
+
+    def start(self):
+        why = self.missing()
+        if why:
+            raise BenchError(why)
+        self.render()
+        self._stop_stale()
+        for port in (self.h2c_port, self.tls_port):
+            if not self._port_free(port):
+                raise BenchError("127.0.0.1:%d is taken by another process "
+                                 "(ss -ltnp 'sport = :%d')" % (port, port))
+        log_path = self.prefix / "logs" / "error.log"
+        if log_path.exists():
+            log_path.unlink()
+        test = subprocess.run([str(self.binary), "-p", str(self.prefix) + "/",
+                               "-c", str(self.conf), "-t"],
+                              capture_output=True, text=True)
+        if test.returncode != 0:
+            raise BenchError("nginx -t failed for %s:\n%s"
+                             % (self.label, test.stderr))
+        cmd = [str(self.binary), "-p", str(self.prefix) + "/",
+               "-c", str(self.conf)]
+        if self.callgrind_out:
+            cmd = ["valgrind", "--tool=callgrind",
+                   "--callgrind-out-file=%s" % self.callgrind_out,
+                   "--compress-strings=no", "--compress-pos=no",
+                   "--cache-sim=yes"] + cmd + [
+                   "-g", "daemon off; master_process off;"]
+        else:
+            cmd += ["-g", "daemon off;"]
+        self.output = open(self.prefix / "logs" / "stdout.log", "w")
+        self.proc = subprocess.Popen(cmd, stdout=self.output,
+                                     stderr=subprocess.STDOUT,
+                                     start_new_session=True,
+                                     preexec_fn=_die_with_parent)
+        LIVE.append(self)
+        deadline = time.monotonic() + (60 if self.callgrind_out else 15)
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise BenchError("%s exited at start (status %s):\n%s"
+                                 % (self.label, self.proc.returncode,
+                                    self.log_tail()))
+            if self._accepts():
+                return
+            time.sleep(0.05)
+        raise BenchError("%s did not start listening:\n%s"
+                         % (self.label, self.log_tail()))
+
+    def _accepts(self):
+        for port in (self.h2c_port, self.tls_port):
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.2).close()
+            except OSError:
+                return False
+        return True
+
+    def stop(self):
+        """SIGTERM (nginx's fast shutdown; under callgrind the profile is
+        written on exit) until it exits, SIGKILL of the whole process group
+        after 15 s (60 s under callgrind).  True when SIGTERM did it."""
+        if self.proc is None:
+            return True
+        clean = True
+        try:
+            # SIGTERM once a second: nginx checks its terminate flag after
+            # each event loop pass, so a signal that lands while it is busy
+            # (a long window under valgrind) is seen only at the next event,
+            # and an idle nginx without timers has none; the next SIGTERM
+            # interrupts its epoll_wait().
+            deadline = time.monotonic() + (60 if self.callgrind_out else 15)
+            while self.proc.poll() is None:
+                if time.monotonic() > deadline:
+                    log("%s did not stop on SIGTERM: SIGKILL" % self.label)
+                    clean = False
+                    break
+                self.proc.terminate()
+                try:
+                    self.proc.wait(1)
+                except subprocess.TimeoutExpired:
+                    pass
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)    # workers too
+            except OSError:
+                pass
+            self.proc.wait(10)
+        finally:
+            self.proc = None
+            if self.output:
+                self.output.close()
+            if self in LIVE:
+                LIVE.remove(self)
+        return clean
+
+    def worker_pid(self):
+        """The worker's pid (found again each time: a crashed worker is
+        replaced by the master)."""
+        out = subprocess.run(["ps", "--ppid", str(self.proc.pid), "-o",
+                              "pid=,args="], capture_output=True,
+                             text=True).stdout
+        pids = [int(line.split()[0]) for line in out.splitlines()
+                if "worker process" in line]
+        if len(pids) != 1:
+            raise BenchError("%s: expected one worker, found %s"
+                             % (self.label, pids))
+        return pids[0]
+
+    def worker_cpu(self):
+        """(pid, {"cpu": ns on a CPU, "wait": ns waiting for one, "user",
+        "sys": seconds}) of the worker, from /proc/<pid>/schedstat and the
+        utime and stime ticks of /proc/<pid>/stat."""
+        pid = self.worker_pid()
+        try:
+            sched = Path("/proc/%d/schedstat" % pid).read_text().split()
+            stat = Path("/proc/%d/stat" % pid).read_text()
+            fields = stat[stat.rindex(")") + 2:].split()
+            tick = os.sysconf("SC_CLK_TCK")
+            return pid, {"cpu": int(sched[0]), "wait": int(sched[1]),
+                         "user": int(fields[11]) / tick,
+                         "sys": int(fields[12]) / tick,
+                         "minflt": int(fields[7])}
+        except (OSError, IndexError, ValueError):
+            return pid, None
+
+    def worker_memory(self):
+        """The worker's VmRSS and VmHWM in KiB."""
+        out = {}
+        try:
+            for line in Path("/proc/%d/status" % self.worker_pid()) \
+                    .read_text().splitlines():
+                key = line.split(":")[0]
+                if key in ("VmRSS", "VmHWM"):
+                    out[key] = int(line.split()[1])
+        except (OSError, ValueError, IndexError):
+            pass
+        return out
+
+    def log_tail(self, size=3000):
+        text = ""
+        for name in ("error.log", "stdout.log"):
+            try:
+                text += (self.prefix / "logs" / name).read_text(
+                    errors="replace")[-size:]
+            except OSError:
+                pass
+        return text
+
+    def log_problems(self):
+        """[alert], [crit] and [emerg] lines of the error log."""
+        try:
+            text = (self.prefix / "logs" / "error.log").read_text(
+                errors="replace")
+        except OSError:
+            return []
+        return [line for line in text.splitlines()
+                if re.search(r"\[(alert|crit|emerg)\]", line)]
+
+    def url(self, path, transport):
+        if transport == "tls":
+            return "https://127.0.0.1:%d%s" % (self.tls_port, path)
+        return "http://127.0.0.1:%d%s" % (self.h2c_port, path)
+
+
+# ---------------------------------------------------------------- h2load
+
+H2LOAD_FINISHED = re.compile(r"finished in ([\d.]+)(ms|s|us), ([\d.]+) req/s")
+H2LOAD_REQUESTS = re.compile(
+    r"requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, "
+    r"(\d+) failed, (\d+) errored, (\d+) timeout")
+H2LOAD_CODES = re.compile(r"status codes: (\d+) 2xx")
+H2LOAD_TRAFFIC = re.compile(
+    r"traffic: \S+ \((\d+)\) total, \S+ \((\d+)\) headers \(space savings "
+    r"(-?[\d.]+)%\), \S+ \((\d+)\) data")
+
+
+def header_args(name):
+    args = []
+    for key, value in HEADER_SETS[name]:
+        args += ["-H", "%s: %s" % (key, value)]
+    return args
+
+
+def h2load(args, expect):
+    """Runs h2load; the parsed summary, or BenchError when not every request
+    succeeded with a 2xx."""
+    cmd = ["h2load"] + [str(a) for a in args]
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=H2LOAD_TIMEOUT,
+                           preexec_fn=_die_with_parent)
+    except subprocess.TimeoutExpired:
+        raise BenchError("h2load did not finish in %ds: %s"
+                         % (H2LOAD_TIMEOUT, shlex.join(cmd)))
+    out = p.stdout.decode("utf-8", "replace")
+    fin = H2LOAD_FINISHED.search(out)
+    req = H2LOAD_REQUESTS.search(out)
+    codes = H2LOAD_CODES.search(out)
+    traffic = H2LOAD_TRAFFIC.search(out)
+    ok = (p.returncode == 0 and fin and req and codes and traffic
+          and int(req.group(4)) == expect and int(codes.group(1)) == expect)
+    if not ok:
+        raise BenchError("h2load: %s\n(exit %d) %s"
+                         % (shlex.join(cmd), p.returncode, out[-1500:]))
+    seconds = float(fin.group(1)) / {"s": 1, "ms": 1e3, "us": 1e6}[
+        fin.group(2)]
+    return {
+        "cmd": cmd,
+        "output": out,
+        "seconds": seconds,
+        "rps": float(fin.group(3)),
+        "requests": expect,
+        "header_bytes": int(traffic.group(2)),
+        "savings": float(traffic.group(3)),
+        "total_bytes": int(traffic.group(1)),
+    }
+
+
+def h2load_retry(args, expect):
+    """One retry: on a shared machine a single run can fail for reasons
+    that have nothing to do with either build."""
+    try:
+        return h2load(args, expect)
+    except BenchError as e:
+        log("retrying once after: %s" % str(e).splitlines()[0])
+        time.sleep(1)
+        return h2load(args, expect)
+
+
+# ------------------------------------------------------------- workloads
+
+def workloads(cfg):
+    out = []
+    for conn in ("warm", "cold"):
+        for transport in cfg["transports"]:
+            for loc in cfg["locations"]:
+                for hs in cfg["header_sets"]:
+                    out.append({"name": "%s-%s-%s-%s" % (loc, hs, transport,
+                                                         conn),
+                                "location": loc, "headers": hs,
+                                "transport": transport, "conn": conn})
+    return out
+
+
+def load_args(cfg, w, server):
+    url = server.url(LOCATIONS[w["location"]], w["transport"])
+    if w["conn"] == "warm":
+        n = cfg["warm_n"]
+        args = ["-n", n, "-c", 1, "-m", cfg["warm_m"]]
+    else:
+        n = cfg["cold_n"][w["transport"]]
+        args = ["-n", n, "-c", n, "-m", 1]
+    return args + header_args(w["headers"]) + [url], n
+
+
+def throughput(cfg, servers, out_dir):
+    ws = workloads(cfg)
+    logs = out_dir / "h2load"
+    logs.mkdir(parents=True, exist_ok=True)
+    # warm-up: every location and transport once on each server (page
+    # cache, TLS library state, lazily allocated pools); not recorded
+    for w in ws:
+        if w["conn"] == "warm" and w["headers"] == cfg["header_sets"][0]:
+            for b in BUILDS:
+                args, _ = load_args(dict(cfg, warm_n=200), w, servers[b])
+                h2load_retry(args, 200)
+    results = {w["name"]: dict(w, runs={b: [] for b in BUILDS}) for w in ws}
+    files = {w["name"]: open(logs / (w["name"] + ".log"), "w") for w in ws}
+    try:
+        for pair in range(cfg["pairs"]):
+            log("throughput: pair %d of %d over %d workloads"
+                % (pair + 1, cfg["pairs"], len(ws)))
+            for w in ws:
+                for b in BUILDS:
+                    args, n = load_args(cfg, w, servers[b])
+                    pid, before = servers[b].worker_cpu()
+                    r = h2load_retry(args, n)
+                    pid1, after = servers[b].worker_cpu()
+                    if pid1 != pid:
+                        raise BenchError("%s: the worker changed (%d -> %d)"
+                                         " during %s" % (b, pid, pid1,
+                                                         w["name"]))
+                    if before and after:
+                        r["worker_cpu_ns"] = after["cpu"] - before["cpu"]
+                        r["worker_wait_ns"] = after["wait"] - before["wait"]
+                        r["worker_user_s"] = after["user"] - before["user"]
+                        r["worker_sys_s"] = after["sys"] - before["sys"]
+                        r["worker_minflt"] = after["minflt"] - before["minflt"]
+                    f = files[w["name"]]
+                    f.write("### pair %d, %s: %s\n%s"
+                            % (pair + 1, b, shlex.join(r["cmd"]),
+                               r["output"]))
+                    if "worker_cpu_ns" in r:
+                        f.write("worker %d: %.3f ms on a CPU, %.3f ms "
+                                "waiting for one (schedstat); user %.2f s, "
+                                "system %.2f s, %d minor page faults "
+                                "(stat)\n"
+                                % (pid, r["worker_cpu_ns"] / 1e6,
+                                   r["worker_wait_ns"] / 1e6,
+                                   r["worker_user_s"], r["worker_sys_s"],
+                                   r["worker_minflt"]))
+                    f.write("\n")
+                    # the h2load log has every command and output
+                    results[w["name"]].setdefault("commands", {})[b] = \
+                        shlex.join(r.pop("cmd"))
+                    del r["output"]
+                    results[w["name"]]["runs"][b].append(r)
+    finally:
+        for f in files.values():
+            f.close()
+    return [results[w["name"]] for w in ws]
+
+
+def header_curve(cfg, servers, out_dir):
+    """Header bytes per response against requests per connection."""
+    rows = []
+    with open(out_dir / "h2load" / "curve-headers.log", "w") as f:
+        for k in cfg["curve"]:
+            row = {"k": k}
+            for b in BUILDS:
+                per = []
+                for _ in range(cfg["curve_runs"]):
+                    args = (["-n", k, "-c", 1, "-m", 1]
+                            + header_args("browser")
+                            + [servers[b].url(LOCATIONS["headers"], "h2c")])
+                    r = h2load_retry(args, k)
+                    f.write("### K=%d, %s: %s\n%s\n" % (
+                        k, b, shlex.join(r["cmd"]), r["output"]))
+                    per.append(r["header_bytes"] / k)
+                row[b] = statistics.median(per)
+            rows.append(row)
+    return rows
+
+
+# ------------------------------------------------------------- callgrind
+
+def cg_workloads(cfg):
+    out = []
+    for loc in cfg["locations"]:
+        for hs in cfg["header_sets"]:
+            out.append({"name": "%s-%s-warm" % (loc, hs), "location": loc,
+                        "headers": hs, "conn": "warm",
+                        "lo_hi": cfg["cg_warm"]})
+    for loc in cfg["cg_locations_cold"]:
+        for hs in cfg["cg_header_sets_cold"]:
+            if hs in cfg["header_sets"]:
+                out.append({"name": "%s-%s-cold" % (loc, hs),
+                            "location": loc, "headers": hs, "conn": "cold",
+                            "lo_hi": cfg["cg_cold"]})
+    return out
+
+
+def cg_load(w, server, n):
+    """The fixed request sequence: n requests on one connection, one at a
+    time (warm), or n connections of one request each, one after the other
+    (cold).  Returns the h2load commands run."""
+    url = server.url(LOCATIONS[w["location"]], "h2c")
+    hdrs = header_args(w["headers"])
+    if w["conn"] == "warm":
+        r = h2load_retry(["-n", n, "-c", 1, "-m", 1] + hdrs + [url], n)
+        return [shlex.join(r["cmd"])]
+    cmds = []
+    for _ in range(n):
+        r = h2load_retry(["-n", 1, "-c", 1, "-m", 1] + hdrs + [url], 1)
+        cmds.append(shlex.join(r["cmd"]))
+    return cmds[:1] + (["... (%d times)" % n] if n > 1 else [])
+
+
+def cg_run(w, build, n, path):
+    """One server under callgrind, one load, its complete profile; one
+    retry when the server hangs on shutdown or the profile is cut short."""
+    for attempt in (1, 2):
+        if path.exists():
+            path.unlink()
+        server = Server(build, callgrind_out=path)
+        server.start()
+        try:
+            cmds = cg_load(w, server, n)
+        finally:
+            clean = server.stop()
+        profile = None
+        if path.exists() and path.stat().st_size:
+            profile = nginx_callgrind.Profile(str(path))
+        if clean and profile and profile.complete:
+            return profile, cmds
+        why = "no complete profile in %s:\n%s" % (path, server.log_tail())
+        if attempt == 1:
+            log("callgrind %s %s N=%d failed, once more: %s"
+                % (w["name"], build, n, why.splitlines()[0]))
+    raise BenchError("callgrind %s %s: %s" % (w["name"], build, why))
+
+
+def callgrind(cfg, out_dir):
+    raw = WORK / "callgrind"
+    if raw.exists():
+        shutil.rmtree(raw)
+    raw.mkdir(parents=True)
+    summaries = out_dir / "callgrind"
+    summaries.mkdir(parents=True, exist_ok=True)
+    sources = nginx_callgrind.SourceMap()
+    rows = []
+    for w in cg_workloads(cfg):
+        row = dict(w, builds={})
+        for b in BUILDS:
+            analyses = []
+            for n in w["lo_hi"]:
+                path = raw / ("%s-%s-%d.out" % (w["name"], b, n))
+                profile, cmds = cg_run(w, b, n, path)
+                analyses.append(nginx_callgrind.Analysis(profile, sources))
+            lo, hi = w["lo_hi"]
+            per = hi - lo
+            delta = analyses[1].minus(analyses[0])
+            title = "%s, %s: %s" % (w["name"], b, LOCATIONS[w["location"]])
+            text = nginx_callgrind.summary_text(title, delta, per, w["lo_hi"])
+            text += "\nload (N_hi run): %s\n" % "\n  ".join(cmds)
+            (summaries / ("%s-%s.txt" % (w["name"], b))).write_text(text)
+            annotate = subprocess.run(
+                ["callgrind_annotate", "--inclusive=yes", "--threshold=98",
+                 str(raw / ("%s-%s-%d.out" % (w["name"], b, hi)))],
+                capture_output=True, text=True)
+            lines = annotate.stdout.splitlines()
+            (summaries / ("%s-%s.annotate.txt" % (w["name"], b))).write_text(
+                "callgrind_annotate --inclusive=yes of the N_hi run "
+                "(%d requests; start-up and shutdown included), the first "
+                "%d lines of %d\n\n%s\n"
+                % (hi, min(len(lines), 140), len(lines),
+                   "\n".join(lines[:140])))
+            row["builds"][b] = {
+                "misses": nginx_callgrind.cache_misses(delta, per),
+                "per_request": delta.total / per,
+                "region": delta.region / per,
+                "breakdown": nginx_callgrind.breakdown(delta, per, limit=40),
+                "hot_self": nginx_callgrind.hot_functions(delta, per),
+                "warnings": sorted(delta.warnings),
+                "filter_ranges": {k: v for k, v in
+                                  delta.filter_ranges.items() if v},
+            }
+            log("callgrind %-22s %-6s %8.0f instructions/request, header "
+                "compression %7.0f" % (w["name"], b, delta.total / per,
+                                       delta.region / per))
+        rows.append(row)
+    return rows
+
+
+# ---------------------------------------------------------------- driver
+
+def environment(args, cfg):
+    def cmd(c):
+        try:
+            p = subprocess.run(c, capture_output=True, text=True, timeout=30)
+            return (p.stdout + p.stderr).strip()
+        except (OSError, subprocess.TimeoutExpired):
+            return "?"
+    cpu = "?"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    codec = subprocess.run(
+        "cat codec/src/*.cc codec/src/*.h codec/src/*.inc "
+        "codec/include/hpack.h module/*.c module/patches/*.patch "
+        "2>/dev/null | sha256sum | cut -c1-12", shell=True, cwd=REPO,
+        capture_output=True, text=True).stdout.strip()
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime(
+            "%Y-%m-%d %H:%M UTC"),
+        "command": args.command,
+        "quick": args.quick,
+        "commit": cmd(["git", "-C", str(REPO), "rev-parse", "--short",
+                       "HEAD"]),
+        "dirty": bool(cmd(["git", "-C", str(REPO), "status", "--porcelain",
+                           "--untracked-files=no", "--", "codec", "module"])),
+        "sources": codec,
+        "nginx_stock": cmd([str(SNAPSHOT / "stock" / "nginx"), "-v"]),
+        "h2load": cmd(["h2load", "--version"]).splitlines()[0],
+        "valgrind": cmd(["valgrind", "--version"]),
+        "openssl": ssl.OPENSSL_VERSION,
+        "kernel": platform.release(),
+        "cpu": "%s, %d cores" % (cpu, os.cpu_count() or 0),
+        "loadavg_start": os.getloadavg(),
+        "config": {k: v for k, v in cfg.items()},
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="a smoke run: 2 pairs, h2c only, few requests")
+    ap.add_argument("--only", choices=("throughput", "callgrind"),
+                    help="one phase (the report shows what was measured)")
+    ap.add_argument("--pairs", type=int, help="A/B pairs per workload")
+    ap.add_argument("--out", help="results directory (default "
+                    "bench/results/<date>/, with --quick "
+                    "build/bench/nginx/quick/)")
+    ap.add_argument("--report", metavar="DIR",
+                    help="only rebuild REPORT.md and the plots of DIR")
+    ap.add_argument("--command", default="bench/nginx_bench.py",
+                    help="the command to show in the report")
+    ap.add_argument("--update-readme", action="store_true",
+                    help="copy the table into bench/README.md (make bench)")
+    args = ap.parse_args()
+
+    if args.report:
+        nginx_report.write(Path(args.report), readme=(
+            REPO / "bench" / "README.md" if args.update_readme else None))
+        return 0
+
+    cfg = dict(QUICK if args.quick else FULL)
+    if args.pairs:
+        cfg["pairs"] = args.pairs
+    today = datetime.date.today().isoformat()
+    if args.out:
+        final = Path(args.out)
+    elif args.quick:
+        final = WORK / "quick"
+    elif args.only:
+        final = WORK / args.only
+    else:
+        final = REPO / "bench" / "results" / today
+    staging = WORK / "results-staging"
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGHUP, _on_signal)
+    start = time.monotonic()
+    try:
+        snapshot()
+    except BenchError as e:
+        log("FAILED: %s" % e)
+        return 1
+    env = environment(args, cfg)
+    data = {"environment": env, "throughput": [], "curve": [],
+            "wire": {}, "callgrind": [], "problems": [], "memory": {}}
+    try:
+        make_certificate(WORK / "tls")
+        if args.only != "callgrind":
+            servers = {b: Server(b) for b in BUILDS}
+            try:
+                for s in servers.values():
+                    s.start()
+                data["throughput"] = throughput(cfg, servers, staging)
+                log("header bytes per response against requests per "
+                    "connection")
+                data["curve"] = header_curve(cfg, servers, staging)
+                for b in BUILDS:
+                    data["wire"][b] = nginx_wire.warm_block(
+                        servers[b].h2c_port, LOCATIONS["headers"],
+                        BROWSER_HEADERS)
+                for b in BUILDS:
+                    data["memory"][b] = servers[b].worker_memory()
+                    data["problems"] += ["%s: %s" % (b, line) for line in
+                                         servers[b].log_problems()]
+            finally:
+                stop_all()
+        if args.only != "throughput":
+            log("callgrind: each build, N_lo and N_hi requests per workload")
+            data["callgrind"] = callgrind(cfg, staging)
+    except KeyboardInterrupt as e:
+        stop_all()
+        log("interrupted (%s); partial output in %s" % (e, staging))
+        return 130
+    except BenchError as e:
+        stop_all()
+        log("FAILED: %s" % e)
+        log("partial output in %s" % staging)
+        return 1
+    finally:
+        stop_all()
+
+    env["loadavg_end"] = os.getloadavg()
+    env["seconds"] = round(time.monotonic() - start, 1)
+    (staging / "results.json").write_text(json.dumps(data, indent=1) + "\n")
+    if final.exists():
+        shutil.rmtree(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(staging), str(final))
+    readme = None
+    if args.update_readme and not args.quick and not args.only:
+        readme = REPO / "bench" / "README.md"
+    nginx_report.write(final, readme=readme)
+    log("done in %.0f s: %s" % (env["seconds"], final / "REPORT.md"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,499 @@
+"""Instruction counts of an nginx process from callgrind output, and the part
+of them spent on header compression.
+
+`make bench` runs each nginx build under callgrind twice per workload, with
+N_lo and N_hi requests, and works on the difference: start-up, shutdown and
+the connection set-up cancel out, and what is left, divided by
+N_hi - N_lo, is the cost of one request in the steady state.
+
+Which instructions are "header compression" (the region) is decided per
+source line, not per function, because gcc inlines across the nginx state
+machine: in 1.26.3 at -O2 ngx_http_v2_run_request() (the whole request) is
+inlined into ngx_http_v2_state_header_complete(), ngx_http_v2_pseudo_header()
+into ngx_http_v2_state_process_header(), and state functions into one
+another.  Every instruction callgrind reports carries the file and line it
+came from; for nginx's and the module's C files the line is mapped back to
+the function whose body holds it (nginx style puts a function's name at
+column 0 and its braces alone on their lines).  Then
+
+    region = self cost of every line owned by a region function
+           + self cost of the lines of any other function inlined into a
+             region function, when the region's source calls that function
+             (directly or not) other than through EXCLUDED_CALLEES
+           + inclusive cost of every call made from those lines to a
+             function outside the region and outside EXCLUDED_CALLEES
+
+so a function counts the same whether gcc inlined it (stock's static
+ngx_http_v2_pseudo_header) or called it (the module calls the exported one).
+
+Region functions (REGION_FUNCTIONS, REGION_PREFIXES, REGION_DIRS):
+
+- stock nginx's HPACK code: the request-block states, the decoder table,
+  Huffman, the header validation, the response-side string encoder, and the
+  encoding part of ngx_http_v2_header_filter() (the lines from the point where
+  the patch hooks the module in to the frame builder, see
+  header_filter_range());
+- the module and the codec: every function compiled from module/ or codec/,
+  and everything named ngx_http_hpack_*, hpack_* or hpack::*.
+
+Callees counted through those calls: ngx_hash_key(), ngx_hash_find() of
+headers_in, the headers_in handlers (ngx_http_process_host,
+ngx_http_process_user_agent, ...), ngx_http_v2_pseudo_header(),
+ngx_http_v2_cookie(), ngx_list_push(), the pool allocator, libc's memcpy:
+whatever the header-block code calls, in both builds alike.  Never counted:
+EXCLUDED_CALLEES (running the request after its last header, and the frame
+state machine around the block).
+"""
+
+import os
+import re
+from collections import defaultdict
+
+REGION_FUNCTIONS = {
+    # request header block (ngx_http_v2.c)
+    "ngx_http_v2_state_header_block",
+    "ngx_http_v2_state_field_len",
+    "ngx_http_v2_state_field_huff",
+    "ngx_http_v2_state_field_raw",
+    "ngx_http_v2_state_field_skip",
+    "ngx_http_v2_state_process_header",
+    "ngx_http_v2_state_header_complete",
+    "ngx_http_v2_state_hpack_block",        # the patch's state for the module
+    "ngx_http_v2_validate_header",
+    # decoder table (ngx_http_v2_table.c)
+    "ngx_http_v2_get_indexed_header",
+    "ngx_http_v2_add_header",
+    "ngx_http_v2_table_account",
+    "ngx_http_v2_table_size",
+    # Huffman (src/http/ngx_http_huff_*.c)
+    "ngx_http_huff_decode",
+    "ngx_http_huff_encode",
+    # response side (ngx_http_v2_encode.c)
+    "ngx_http_v2_string_encode",
+    "ngx_http_v2_write_int",
+}
+REGION_PREFIXES = ("ngx_http_hpack_", "hpack_", "hpack::")
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REGION_DIRS = (os.path.join(REPO, "module") + "/",
+               os.path.join(REPO, "codec") + "/")
+
+# Only its encoding lines belong to the region (header_filter_range()).
+HEADER_FILTER = "ngx_http_v2_header_filter"
+FILTER_FILE = "src/http/v2/ngx_http_v2_filter_module.c"
+
+# Calls from region lines to these are not header compression: running the
+# request once its last header is processed, and the frame state machine.
+EXCLUDED_CALLEES = {
+    "ngx_http_v2_run_request",
+    "ngx_http_v2_state_complete",
+    "ngx_http_v2_state_skip_padded",
+    "ngx_destroy_pool",
+}
+
+CLONE_SUFFIX = re.compile(r"(\.(part|isra|constprop|cold|lto_priv)\.\d+)+$")
+RECURSION_SUFFIX = re.compile(r"'\d+$")
+
+
+def base_name(fn):
+    """ngx_foo.part.0 -> ngx_foo; C++ names keep their signature."""
+    return CLONE_SUFFIX.sub("", fn)
+
+
+# ------------------------------------------------------------------ parsing
+
+class Profile:
+    """One callgrind output file (Ir only).
+
+    self_cost[(fn, file, line)]            instructions executed in fn,
+                                           attributed to that source line
+    calls[(fn, file, line, callee)]        [count, inclusive instructions]
+                                           of the calls made at that line
+    fn_files[fn]                           the files fn was reported under
+    """
+
+    def __init__(self, path):
+        self.path = path
+        self.total = None
+        self.cmd = ""
+        self.self_cost = defaultdict(int)
+        self.self_misses = defaultdict(int)     # fn -> L1 misses (cache sim)
+        self.events = {}                        # event name -> process total
+        self.calls = {}
+        self.fn_files = defaultdict(set)
+        self._parse()
+
+    def _parse(self):
+        fl = fi = fn = None
+        callee = None
+        pending = None                      # (callee, count) after calls=
+        names = {"fl": {}, "fn": {}}        # compressed "(id) name" strings
+        summary = None
+        names_ev = ["Ir"]
+        miss_idx = []
+
+        def name(kind, text):
+            m = re.match(r"\((\d+)\)(?: (.*))?$", text)
+            if not m:
+                return text
+            if m.group(2) is not None:
+                names[kind][m.group(1)] = m.group(2)
+                return m.group(2)
+            return names[kind][m.group(1)]
+
+        with open(self.path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                c = line[:1]
+                if c.isdigit() or c in "+-*":
+                    parts = line.split()
+                    if len(parts) < 2:
+                        continue
+                    pos = int(parts[0]) if parts[0].isdigit() else 0
+                    cost = int(parts[1])
+                    if pending is None and miss_idx:
+                        self.self_misses[fn] += sum(
+                            int(parts[i + 1]) for i in miss_idx
+                            if i + 1 < len(parts))
+                    if pending is not None:
+                        key = (fn, fi or fl, pos, pending[0])
+                        slot = self.calls.setdefault(key, [0, 0])
+                        slot[0] += pending[1]
+                        slot[1] += cost
+                        pending = None
+                    else:
+                        self.self_cost[(fn, fi or fl, pos)] += cost
+                    continue
+                key, _, value = line.rstrip("\n").partition("=")
+                if key == "fl":
+                    fl = name("fl", value)
+                    fi = None
+                elif key in ("fi", "fe"):
+                    fi = name("fl", value)
+                elif key == "fn":
+                    # callgrind names recursion levels fn'2, fn'3: one fn
+                    fn = RECURSION_SUFFIX.sub("", name("fn", value))
+                    fi = None
+                    self.fn_files[fn].add(fl)
+                elif key in ("cfi", "cfl"):
+                    name("fl", value)
+                elif key == "cfn":
+                    callee = RECURSION_SUFFIX.sub("", name("fn", value))
+                elif key == "calls":
+                    pending = (callee, int(value.split()[0]))
+                elif line.startswith("events:"):
+                    names_ev = line.split(":", 1)[1].split()
+                    miss_idx = [i for i, e in enumerate(names_ev)
+                                if e in ("I1mr", "D1mr", "D1mw")]
+                elif line.startswith("summary:") or line.startswith("totals:"):
+                    values = [int(v) for v in line.split(":", 1)[1].split()]
+                    summary = values[0]
+                    self.events = dict(zip(names_ev, values))
+                elif line.startswith("cmd:"):
+                    self.cmd = line[4:].strip()
+        # no summary line: the process died before callgrind wrote it all
+        self.complete = summary is not None
+        self.total = summary if summary is not None else \
+            sum(self.self_cost.values())
+
+
+# ------------------------------------------------------------ source lines
+
+class SourceMap:
+    """Which function's body holds a line of a C file (nginx style), and
+    which functions each body calls by name."""
+
+    DEF = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\(")
+    CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+
+    def __init__(self):
+        self.files = {}
+        self.calls = defaultdict(set)       # function -> names it calls
+        self._reachable = None
+
+    def ranges(self, path):
+        if path in self.files:
+            return self.files[path]
+        out = []
+        if path and path.endswith(".c") and os.path.isfile(path):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                lines = f.read().split("\n")
+            i = 0
+            while i < len(lines):
+                m = self.DEF.match(lines[i])
+                body = None
+                if m:
+                    # a definition: "{" alone before any line ending in ";"
+                    for k in range(i, min(i + 20, len(lines))):
+                        if lines[k] == "{":
+                            body = k
+                            break
+                        if lines[k].rstrip().endswith(";"):
+                            break
+                if body is None:
+                    i += 1
+                    continue
+                end = body + 1
+                while end < len(lines) and lines[end] != "}":
+                    end += 1
+                out.append((i + 1, end + 1, m.group(1)))
+                for text in lines[body:end]:
+                    self.calls[m.group(1)].update(self.CALL.findall(text))
+                i = end + 1
+            self._reachable = None
+        self.files[path] = out
+        return out
+
+    def owner(self, fn, path, line):
+        for start, end, name in self.ranges(path):
+            if start <= line <= end:
+                return name
+        return base_name(fn)
+
+    def reachable(self):
+        """Functions the region's own source calls, directly or through
+        others, without passing through EXCLUDED_CALLEES: when gcc inlines
+        one of them into a region function, its lines count."""
+        if self._reachable is None:
+            todo = [f for f in self.calls
+                    if f != HEADER_FILTER and Analysis.member(f)]
+            seen = set(todo)
+            while todo:
+                for g in self.calls.get(todo.pop(), ()):
+                    if g in seen or g in EXCLUDED_CALLEES \
+                            or g not in self.calls:
+                        continue
+                    seen.add(g)
+                    todo.append(g)
+            self._reachable = seen
+        return self._reachable
+
+
+def header_filter_range(path):
+    """The encoding lines of ngx_http_v2_header_filter() in this source:
+    from the module's hook (patched tree) or the first encoding allocation
+    (stock tree) to the line before "fin = r->header_only"."""
+    if not path or not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = f.read().split("\n")
+    inside = False
+    start = None
+    for i, text in enumerate(lines, 1):
+        if text.startswith(HEADER_FILTER + "("):
+            inside = True
+        elif not inside:
+            continue
+        elif start is None and (text.strip() == "if (h2c->hpack_ctx) {"
+                                or text.strip() ==
+                                "tmp = ngx_palloc(r->pool, tmp_len);"):
+            start = i
+        elif start is not None and text.strip().startswith(
+                "fin = r->header_only"):
+            return (start, i - 1)
+        elif text == "}":
+            break
+    return None
+
+
+# ---------------------------------------------------------------- analysis
+
+class Analysis:
+    """The region of one profile, by owner and callee, plus per-function
+    self and inclusive costs of the whole process.  Linear in the costs, so
+    two analyses subtract (hi - lo)."""
+
+    def __init__(self, profile, sources=None):
+        self.sources = sources or SourceMap()
+        self.total = profile.total
+        self.region_self = defaultdict(int)     # owner -> instructions
+        self.region_calls = defaultdict(int)    # callee -> instructions
+        self.fn_self = defaultdict(int)         # whole process
+        self.fn_incl = defaultdict(int)
+        self.fn_misses = defaultdict(int, profile.self_misses)
+        self.events = dict(profile.events)
+        self.filter_ranges = {}
+        self.warnings = set()
+        self._run(profile)
+
+    @staticmethod
+    def member(fn, files=()):
+        base = base_name(fn)
+        if base in REGION_FUNCTIONS or base.startswith(REGION_PREFIXES):
+            return True
+        return any(f and f.startswith(REGION_DIRS) for f in files)
+
+    def _owned(self, fn, path, line):
+        """The function a line is counted under when it is in the region,
+        or None.  A line belongs to the function whose source holds it; a
+        line of another function inlined into a region function counts when
+        the region's source calls that function (not when it is the request
+        run after the last header, inlined into
+        ngx_http_v2_state_header_complete)."""
+        owner = self.sources.owner(fn, path, line)
+        if owner == HEADER_FILTER:
+            if not path or not path.endswith(FILTER_FILE):
+                return None
+            if path not in self.filter_ranges:
+                self.filter_ranges[path] = header_filter_range(path)
+            r = self.filter_ranges[path]
+            if r and r[0] <= line <= r[1]:
+                return HEADER_FILTER + " (encoding lines %d-%d)" % r
+            return None
+        if self.member(owner, [path]):
+            return owner
+        physical = base_name(fn)
+        if (owner != physical and physical != HEADER_FILTER
+                and owner not in EXCLUDED_CALLEES
+                and self.member(physical, self.fn_files.get(fn, ()))
+                and owner in self.sources.reachable()):
+            return owner + " (inlined)"
+        return None
+
+    def _run(self, p):
+        self.fn_files = p.fn_files
+        for path in {f for files in p.fn_files.values() for f in files}:
+            self.sources.ranges(path)
+        for (fn, path, line), cost in p.self_cost.items():
+            self.fn_self[fn] += cost
+            self.fn_incl[fn] += cost
+            owner = self._owned(fn, path, line)
+            if owner:
+                self.region_self[owner] += cost
+        graph = defaultdict(set)
+        counted = set()
+        for (fn, path, line, callee), (count, cost) in p.calls.items():
+            graph[fn].add(callee)
+            if callee != fn:
+                self.fn_incl[fn] += cost
+            if not self._owned(fn, path, line):
+                continue
+            if base_name(callee) in EXCLUDED_CALLEES:
+                continue
+            if self.member(callee, p.fn_files.get(callee, ())):
+                continue
+            self.region_calls[callee] += cost
+            counted.add(callee)
+        # A counted callee that calls back into the region would be counted
+        # twice (its inclusive cost and the region's own lines).
+        for callee in counted:
+            seen, todo = set(), [callee]
+            while todo:
+                f = todo.pop()
+                for g in graph.get(f, ()):
+                    if g in seen:
+                        continue
+                    seen.add(g)
+                    if self.member(g, p.fn_files.get(g, ())):
+                        self.warnings.add("%s (counted as a callee) calls "
+                                          "back into the region: %s"
+                                          % (callee, g))
+                    else:
+                        todo.append(g)
+
+    @property
+    def region(self):
+        return sum(self.region_self.values()) + sum(self.region_calls.values())
+
+    def minus(self, other):
+        d = Analysis.__new__(Analysis)
+        d.sources = self.sources
+        d.total = self.total - other.total
+        d.filter_ranges = dict(self.filter_ranges)
+        d.warnings = self.warnings | other.warnings
+        d.fn_files = self.fn_files
+        d.events = {k: v - other.events.get(k, 0)
+                    for k, v in self.events.items()}
+        for attr in ("region_self", "region_calls", "fn_self", "fn_incl",
+                     "fn_misses"):
+            a, b = getattr(self, attr), getattr(other, attr)
+            out = defaultdict(int)
+            for k in set(a) | set(b):
+                v = a.get(k, 0) - b.get(k, 0)
+                if v:
+                    out[k] = v
+            setattr(d, attr, out)
+        return d
+
+
+# ----------------------------------------------------------------- reports
+
+def short(fn, width=72):
+    """A C++ name without its parameter list."""
+    if "::" in fn:
+        fn = fn.replace("(anonymous namespace)", "{anon}")
+        fn = re.sub(r"\([^()]*\)( const)?(?=( \[clone [^]]*\])*$)", "()", fn)
+    return fn if len(fn) <= width else fn[:width - 3] + "..."
+
+
+def breakdown(delta, per, limit=30):
+    """The region, one line per owner (self) and per callee (inclusive),
+    in instructions per request, largest first."""
+    rows = [(v / per, "self", k) for k, v in delta.region_self.items()]
+    rows += [(v / per, "call", k) for k, v in delta.region_calls.items()]
+    rows.sort(key=lambda r: -r[0])
+    out = []
+    for v, kind, name in rows[:limit]:
+        if abs(v) < 0.5:
+            continue
+        label = name if kind == "self" else "-> " + name
+        out.append("%10.1f  %s" % (v, short(label)))
+    rest = sum(r[0] for r in rows[limit:])
+    if abs(rest) >= 0.5:
+        out.append("%10.1f  (%d more lines)" % (rest, len(rows) - limit))
+    return out
+
+
+def cache_misses(delta, per):
+    """L1 (I1mr + D1mr + D1mw) and last-level (ILmr + DLmr + DLmw) misses
+    per request, when callgrind simulated the caches."""
+    e = delta.events
+    if "D1mr" not in e:
+        return None
+    return {"l1": (e.get("I1mr", 0) + e.get("D1mr", 0) + e.get("D1mw", 0))
+            / per,
+            "ll": (e.get("ILmr", 0) + e.get("DLmr", 0) + e.get("DLmw", 0))
+            / per}
+
+
+def hot_functions(delta, per, limit=25, inclusive=False, misses=False):
+    table = delta.fn_incl if inclusive else delta.fn_self
+    if misses:
+        table = delta.fn_misses
+    rows = sorted(table.items(), key=lambda kv: -kv[1])[:limit]
+    return ["%10.1f  %s%s" % (v / per, short(k),
+                              "   [region]" if Analysis.member(k) else "")
+            for k, v in rows]
+
+
+def summary_text(title, delta, per, lo_hi):
+    lines = [title, "=" * len(title), "",
+             "requests (N_hi - N_lo):  %d  (%d - %d)" % (per, lo_hi[1],
+                                                         lo_hi[0]),
+             "instructions/request:    %.1f" % (delta.total / per),
+             "header compression:      %.1f  (%.1f%%)"
+             % (delta.region / per,
+                100.0 * delta.region / max(delta.total, 1)),
+             ""]
+    for path, r in sorted(delta.filter_ranges.items()):
+        if r:
+            lines.append("counted lines of %s: %d-%d" % (path, r[0], r[1]))
+    for w in sorted(delta.warnings):
+        lines.append("WARNING: " + w)
+    lines += ["", "header compression, instructions per request "
+              "(self = lines of the function, -> = a call from them, "
+              "inclusive):", ""]
+    lines += breakdown(delta, per)
+    lines += ["", "hottest functions of the whole process, self "
+              "instructions per request:", ""]
+    lines += hot_functions(delta, per)
+    lines += ["", "hottest functions, inclusive instructions per request:",
+              ""]
+    lines += hot_functions(delta, per, inclusive=True)
+    m = cache_misses(delta, per)
+    if m:
+        lines += ["", "simulated cache misses per request (callgrind "
+                  "--cache-sim=yes): L1 %.1f, last level %.1f" % (m["l1"],
+                                                                  m["ll"]),
+                  "", "functions with the most L1 misses per request "
+                  "(I1mr + D1mr + D1mw, self):", ""]
+        lines += hot_functions(delta, per, limit=15, misses=True)
+    return "\n".join(lines) + "\n"

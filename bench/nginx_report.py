@@ -1,0 +1,715 @@
+"""REPORT.md and the plots of a `make bench` run, from its results.json.
+
+    /usr/bin/python3 bench/nginx_bench.py --report bench/results/<date>
+"""
+
+import json
+import statistics
+from pathlib import Path
+
+# Targets of the issue, and stock's figures measured before this harness.
+TARGETS = {
+    "hc_headers": 1 / 8,        # header-compression instructions, /headers
+    "hc_tiny": 1 / 6,           # ... on /tiny
+    "total_headers": 0.5,       # all instructions per request, /headers
+    "bytes_headers": 40,        # response header bytes per response, warm
+    "savings_headers": 90.0,    # h2load's space savings, warm
+    "rps_headers": 1.3,         # req/s, /headers, warm, h2c
+    "cold": 1.0,                # req/s of cold connections, every workload
+}
+STOCK_EARLIER = {
+    "headers": (22200, 39745), "tiny": (11088, 20803), "bytes": 496,
+}
+LOCATION_PATH = {"tiny": "/tiny", "static": "/static/1k.html",
+                 "headers": "/headers"}
+README_BEGIN = "<!-- nginx-bench:latest:begin -->"
+README_END = "<!-- nginx-bench:latest:end -->"
+
+
+def fmt(v, digits=0):
+    if v is None:
+        return "-"
+    if abs(v) < 0.5 * 10 ** -digits:
+        v = 0.0                         # no "-0.0"
+    if digits == 0:
+        return "{:,.0f}".format(v)
+    return "{:,.{}f}".format(v, digits)
+
+
+# ------------------------------------------------------------- statistics
+
+def summarize(w):
+    s, m = w["runs"]["stock"], w["runs"]["module"]
+    ratios = [b["rps"] / a["rps"] for a, b in zip(s, m)]
+    med = statistics.median
+    cpu = None
+    if all("worker_cpu_ns" in r for r in s + m):
+        per = [(a["worker_cpu_ns"] / a["requests"] / 1e3,
+                b["worker_cpu_ns"] / b["requests"] / 1e3)
+               for a, b in zip(s, m)]
+        speed = [a / b for a, b in per if b > 0]
+        cpu = {
+            "stock_us": med([a for a, _ in per]),
+            "module_us": med([b for _, b in per]),
+            "ratio": med(speed),
+            "ratio_min": min(speed),
+            "ratio_max": max(speed),
+        }
+    return {
+        "cpu": cpu,
+        "stock_rps": med([r["rps"] for r in s]),
+        "module_rps": med([r["rps"] for r in m]),
+        "ratio": med(ratios),
+        "ratio_min": min(ratios),
+        "ratio_max": max(ratios),
+        "pairs": len(ratios),
+        "stock_bytes": med([r["header_bytes"] / r["requests"] for r in s]),
+        "module_bytes": med([r["header_bytes"] / r["requests"] for r in m]),
+        "stock_savings": med([r["savings"] for r in s]),
+        "module_savings": med([r["savings"] for r in m]),
+    }
+
+
+def find(rows, **keys):
+    for r in rows:
+        if all(r.get(k) == v for k, v in keys.items()):
+            return r
+    return None
+
+
+def label(w):
+    return "%s %s" % (LOCATION_PATH[w["location"]], w["headers"])
+
+
+# ---------------------------------------------------------------- targets
+
+def verdict(ok, near=False):
+    if ok:
+        return "met"
+    return "within noise" if near else "**missed**"
+
+
+def targets(data):
+    rows = []
+    cg = data["callgrind"]
+    tp = data["throughput"]
+    for loc, key, goal_text in (("headers", "hc_headers", "1/8"),
+                                ("tiny", "hc_tiny", "1/6")):
+        c = find(cg, location=loc, headers="browser", conn="warm")
+        if not c:
+            continue
+        s, m = c["builds"]["stock"]["region"], c["builds"]["module"]["region"]
+        goal = TARGETS[key] * s
+        ratio = m / s if s else 0
+        miss = "" if m <= goal else " (%.1fx the goal: %s instructions " \
+            "too many)" % (m / goal, fmt(m - goal))
+        rows.append(("header-compression instructions/request, %s, warm"
+                     % LOCATION_PATH[loc],
+                     "<= %s of stock (<= %s)" % (goal_text, fmt(goal)),
+                     "%s vs stock %s: %.3fx%s" % (fmt(m), fmt(s), ratio, miss),
+                     verdict(m <= goal)))
+    c = find(cg, location="headers", headers="browser", conn="warm")
+    if c:
+        s = c["builds"]["stock"]["per_request"]
+        m = c["builds"]["module"]["per_request"]
+        goal = TARGETS["total_headers"] * s
+        miss = "" if m <= goal else " (%s instructions too many)" % fmt(
+            m - goal)
+        rows.append(("total instructions/request, /headers, warm",
+                     "<= 0.5x stock (<= %s)" % fmt(goal),
+                     "%s vs stock %s: %.3fx%s" % (fmt(m), fmt(s), m / s, miss),
+                     verdict(m <= goal)))
+    w = find(tp, location="headers", headers="browser", transport="h2c",
+             conn="warm")
+    if w:
+        st = summarize(w)
+        b = st["module_bytes"]
+        rows.append(("response header bytes/response, /headers, warm h2c",
+                     "<= %d (stock: %s)" % (TARGETS["bytes_headers"],
+                                            fmt(st["stock_bytes"], 1)),
+                     "%s%s" % (fmt(b, 1), "" if b <= TARGETS["bytes_headers"]
+                               else " (%s over)" % fmt(
+                                   b - TARGETS["bytes_headers"], 1)),
+                     verdict(b <= TARGETS["bytes_headers"])))
+        sv = st["module_savings"]
+        rows.append(("h2load header space savings, /headers, warm h2c",
+                     ">= 90%% (stock: %.2f%%)" % st["stock_savings"],
+                     "%.2f%%" % sv, verdict(sv >= TARGETS["savings_headers"])))
+    for hs in ("browser", "minimal"):
+        w = find(tp, location="headers", headers=hs, transport="h2c",
+                 conn="warm")
+        if not w:
+            continue
+        st = summarize(w)
+        rows.append(("req/s, /headers, warm, h2c, %s request headers" % hs,
+                     ">= 1.3x stock",
+                     "%.3fx (pairs %.3f-%.3f; %s vs %s req/s)%s"
+                     % (st["ratio"], st["ratio_min"], st["ratio_max"],
+                        fmt(st["module_rps"]), fmt(st["stock_rps"]),
+                        cpu_note(st)),
+                     verdict(st["ratio"] >= TARGETS["rps_headers"])))
+    colds = [(w, summarize(w)) for w in tp if w["conn"] == "cold"]
+    if colds:
+        worst_w, worst = min(colds, key=lambda ws: ws[1]["ratio"])
+        slower = [w for w, st in colds if st["ratio"] < 1.0]
+        beyond = [w for w, st in colds if st["ratio_max"] < 1.0]
+        rows.append(("req/s, cold connections (one request each), every "
+                     "workload", ">= 1.0x stock",
+                     "lowest median %.3fx (%s %s, pairs %.3f-%.3f); %d of %d "
+                     "below 1.0, %d with every pair below 1.0%s"
+                     % (worst["ratio"], label(worst_w), worst_w["transport"],
+                        worst["ratio_min"], worst["ratio_max"], len(slower),
+                        len(colds), len(beyond), cold_cpu_note(colds))
+                     + cold_instructions_note(cg),
+                     cold_verdict(slower, beyond, cg)))
+    return rows
+
+
+def cpu_note(st):
+    c = st["cpu"]
+    if not c:
+        return ""
+    return ("; worker CPU per request %.2f -> %.2f us, stock/module "
+            "%.3fx (pairs %.3f-%.3f)" % (c["stock_us"], c["module_us"],
+                                         c["ratio"], c["ratio_min"],
+                                         c["ratio_max"]))
+
+
+def cold_instructions(cg):
+    """module/stock instructions per cold request, total and header
+    compression, for each cold callgrind workload."""
+    out = []
+    for c in cg:
+        if c["conn"] == "cold":
+            s, m = c["builds"]["stock"], c["builds"]["module"]
+            out.append((m["per_request"] / s["per_request"],
+                        m["region"] / s["region"] if s["region"] else 1.0))
+    return out
+
+
+def cold_instructions_note(cg):
+    ratios = cold_instructions(cg)
+    if not ratios:
+        return ""
+    tot = [t for t, _ in ratios]
+    reg = [r for _, r in ratios]
+    return ("; callgrind, cold: the module executes %+.1f%% to %+.1f%% "
+            "instructions per request (header compression %+.1f%% to "
+            "%+.1f%%)" % (100 * (min(tot) - 1), 100 * (max(tot) - 1),
+                          100 * (min(reg) - 1), 100 * (max(reg) - 1)))
+
+
+def cold_verdict(slower, beyond, cg):
+    more = any(t > 1.0 for t, _ in cold_instructions(cg))
+    if not slower and not more:
+        return "met"
+    if beyond:
+        return "**missed**"
+    if more:
+        return "**missed** in instructions; req/s within noise"
+    return "within noise"
+
+
+def cold_cpu_note(colds):
+    cs = [(w, st["cpu"]) for w, st in colds if st["cpu"]]
+    if not cs:
+        return ""
+    w, c = min(cs, key=lambda wc: wc[1]["ratio"])
+    return ("; worker CPU per request: lowest stock/module %.3fx (%s %s, "
+            "pairs %.3f-%.3f), %d of %d below 1.0"
+            % (c["ratio"], label(w), w["transport"], c["ratio_min"],
+               c["ratio_max"], sum(1 for _, x in cs if x["ratio"] < 1.0),
+               len(cs)))
+
+
+# ------------------------------------------------------------------ tables
+
+def targets_table(data):
+    out = ["| target | goal | measured | |", "|---|---|---|---|"]
+    for t in targets(data):
+        out.append("| %s | %s | %s | %s |" % t)
+    return out
+
+
+def throughput_table(data, conn):
+    rows = [w for w in data["throughput"] if w["conn"] == conn]
+    if not rows:
+        return []
+    out = ["| location | request headers | transport | stock req/s | "
+           "module req/s | module/stock (median of pairs) | pair min-max | "
+           "worker CPU us/request stock -> module | stock/module (pairs) | "
+           "header B/response stock -> module | space savings stock -> "
+           "module |",
+           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for w in rows:
+        s = summarize(w)
+        c = s["cpu"]
+        cpu = ("%.2f -> %.2f | %.3f (%.3f-%.3f)"
+               % (c["stock_us"], c["module_us"], c["ratio"], c["ratio_min"],
+                  c["ratio_max"])) if c else "- | -"
+        out.append("| `%s` | %s | %s | %s | %s | **%.3f** | %.3f-%.3f | "
+                   "%s | %s -> %s | %.1f%% -> %.1f%% |"
+                   % (LOCATION_PATH[w["location"]], w["headers"],
+                      w["transport"], fmt(s["stock_rps"]),
+                      fmt(s["module_rps"]), s["ratio"], s["ratio_min"],
+                      s["ratio_max"], cpu, fmt(s["stock_bytes"], 1),
+                      fmt(s["module_bytes"], 1), s["stock_savings"],
+                      s["module_savings"]))
+    return out
+
+
+def split_table(data):
+    """User space and kernel in the worker's CPU time, all runs of a
+    workload together (clock ticks: coarse per run, fine summed)."""
+    rows = [w for w in data["throughput"]
+            if all("worker_user_s" in r for b in w["runs"]
+                   for r in w["runs"][b])]
+    if not rows:
+        return []
+    out = ["| workload | stock user us/request | stock kernel | module user | "
+           "module kernel | user share stock -> module | minor page faults "
+           "per 1000 requests stock -> module |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
+    for w in rows:
+        cells = []
+        shares = []
+        faults = []
+        for b in ("stock", "module"):
+            n = sum(r["requests"] for r in w["runs"][b])
+            u = sum(r["worker_user_s"] for r in w["runs"][b])
+            k = sum(r["worker_sys_s"] for r in w["runs"][b])
+            cells += [fmt(u / n * 1e6, 2), fmt(k / n * 1e6, 2)]
+            shares.append(100.0 * u / (u + k) if u + k else 0)
+            faults.append(sum(r.get("worker_minflt", 0)
+                              for r in w["runs"][b]) * 1000.0 / n)
+        out.append("| `%s` %s, %s, %s | %s | %.0f%% -> %.0f%% | %s -> %s |"
+                   % (LOCATION_PATH[w["location"]], w["headers"],
+                      w["transport"], w["conn"], " | ".join(cells),
+                      shares[0], shares[1], fmt(faults[0], 1),
+                      fmt(faults[1], 1)))
+    return out
+
+
+def callgrind_table(data):
+    if not data["callgrind"]:
+        return []
+    sim = all(c["builds"][b].get("misses") for c in data["callgrind"]
+              for b in c["builds"])
+    out = ["| workload (h2c) | stock instr/request | module | module/stock | "
+           "stock header compression | module | module/stock |"
+           + (" L1 misses/request stock -> module | last-level misses |"
+              if sim else ""),
+           "|---|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if sim
+                                                   else "")]
+    for c in data["callgrind"]:
+        s, m = c["builds"]["stock"], c["builds"]["module"]
+        line = ("| `%s` %s, %s | %s | %s | %.3f | %s | %s | **%.3f** |"
+                % (LOCATION_PATH[c["location"]], c["headers"], c["conn"],
+                   fmt(s["per_request"]), fmt(m["per_request"]),
+                   m["per_request"] / s["per_request"], fmt(s["region"]),
+                   fmt(m["region"]),
+                   m["region"] / s["region"] if s["region"] else 0))
+        if sim:
+            # a difference of two runs: noise can make a tiny count negative
+            line += " %s -> %s | %s -> %s |" % tuple(
+                fmt(max(0.0, x[k]), d) for k, d in (("l1", 0), ("ll", 1))
+                for x in (s["misses"], m["misses"]))
+        out.append(line)
+    return out
+
+
+def curve_table(data):
+    if not data["curve"]:
+        return []
+    out = ["| requests per connection | " + " | ".join(
+        str(r["k"]) for r in data["curve"]) + " |",
+        "|---|" + "---:|" * len(data["curve"])]
+    for b in ("stock", "module"):
+        out.append("| %s | " % b + " | ".join(
+            fmt(r[b], 1) for r in data["curve"]) + " |")
+    return out
+
+
+def wire_table(wire):
+    out = ["| field | representation | table index | coding | octets |",
+           "|---|---|---|---|---:|"]
+    for f in wire["fields"]:
+        value = f["value"] if len(f["value"]) <= 24 else \
+            f["value"][:21] + "..."
+        out.append("| `%s: %s` | %s | %s | %s | %d |"
+                   % (f["name"], value.replace("|", "\\|"), f["kind"],
+                      f["index"] or "-", f["coding"] or "-", f["octets"]))
+    out.append("| **block** | | | | **%d** (%d decoded) |"
+               % (wire["block"], wire["plain"]))
+    return out
+
+
+# ------------------------------------------------------------------- plots
+
+def plots(data, out_dir):
+    """The PNGs; a list of (file, caption), empty without matplotlib."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return []
+    colors = {"stock": "#8c8c8c", "module": "#1f77b4"}
+    made = []
+
+    tp = data["throughput"]
+    panels = [(c, t) for c in ("warm", "cold") for t in ("h2c", "tls")
+              if any(w["conn"] == c and w["transport"] == t for w in tp)]
+
+    def per_workload(fname, value, ylabel, title, ratio_key):
+        cols = 2 if len(panels) > 1 else 1
+        rows = (len(panels) + cols - 1) // cols
+        fig, axes = plt.subplots(rows, cols, figsize=(7 * cols, 4 * rows),
+                                 squeeze=False)
+        for ax, (conn, tr) in zip(axes.flat, panels):
+            ws = [w for w in tp if w["conn"] == conn and w["transport"] == tr]
+            xs = range(len(ws))
+            for j, b in enumerate(("stock", "module")):
+                meds, lo, hi = [], [], []
+                for w in ws:
+                    v = [value(r) for r in w["runs"][b]]
+                    m = statistics.median(v)
+                    meds.append(m)
+                    lo.append(m - min(v))
+                    hi.append(max(v) - m)
+                ax.bar([x + (j - 0.5) * 0.38 for x in xs], meds, 0.38,
+                       yerr=[lo, hi], capsize=3, color=colors[b], label=b)
+            for x, w in zip(xs, ws):
+                ratio = ratio_key(summarize(w))
+                top = max(max(value(r) for r in w["runs"][b])
+                          for b in ("stock", "module"))
+                ax.text(x, top * 1.02, "%.2fx" % ratio, ha="center",
+                        va="bottom", fontsize=8)
+            ax.set_xticks(list(xs))
+            ax.set_xticklabels(["%s\n%s" % (LOCATION_PATH[w["location"]],
+                                            w["headers"]) for w in ws],
+                               fontsize=8)
+            ax.set_title("%s connections, %s" % (conn, tr))
+            ax.set_ylabel(ylabel)
+            ax.set_ylim(0, ax.get_ylim()[1] * 1.08)
+            ax.legend(fontsize=8, loc="lower right")
+        for ax in list(axes.flat)[len(panels):]:
+            ax.axis("off")
+        fig.suptitle(title, fontsize=10)
+        fig.tight_layout()
+        fig.savefig(out_dir / fname, dpi=100)
+        plt.close(fig)
+
+    if panels:
+        per_workload("throughput.png", lambda r: r["rps"],
+                     "requests/s (median, min-max)",
+                     "h2load requests/s, stock vs module (ratio = median of "
+                     "pair ratios module/stock)", lambda st: st["ratio"])
+        made.append(("throughput.png", "requests/s per workload"))
+    if panels and all("worker_cpu_ns" in r for w in tp for b in w["runs"]
+                      for r in w["runs"][b]):
+        per_workload("worker_cpu.png",
+                     lambda r: r["worker_cpu_ns"] / r["requests"] / 1e3,
+                     "worker CPU us per request (median, min-max)",
+                     "nginx worker CPU time per request (schedstat), stock "
+                     "vs module (ratio = median of pair ratios stock/module)",
+                     lambda st: st["cpu"]["ratio"])
+        made.append(("worker_cpu.png", "worker CPU time per request per "
+                     "workload"))
+
+    cg = data["callgrind"]
+    if cg:
+        fig, ax = plt.subplots(figsize=(max(7, 1.4 * len(cg)), 4.5))
+        for j, b in enumerate(("stock", "module")):
+            xs = [i + (j - 0.5) * 0.38 for i in range(len(cg))]
+            region = [c["builds"][b]["region"] for c in cg]
+            rest = [c["builds"][b]["per_request"] - c["builds"][b]["region"]
+                    for c in cg]
+            ax.bar(xs, region, 0.38, color=colors[b],
+                   label="%s: header compression" % b)
+            ax.bar(xs, rest, 0.38, bottom=region, color=colors[b], alpha=0.35,
+                   label="%s: the rest" % b)
+            for x, c in zip(xs, cg):
+                ax.text(x, c["builds"][b]["per_request"] * 1.01,
+                        fmt(c["builds"][b]["per_request"] / 1000, 1) + "k",
+                        ha="center", va="bottom", fontsize=7)
+        ax.set_xticks(range(len(cg)))
+        ax.set_xticklabels(["%s\n%s, %s" % (LOCATION_PATH[c["location"]],
+                                            c["headers"], c["conn"])
+                            for c in cg], fontsize=8)
+        ax.set_ylabel("instructions per request (callgrind)")
+        ax.set_title("instructions per request, h2c, stock (left) vs module "
+                     "(right)", fontsize=10)
+        ax.legend(fontsize=7, ncol=2)
+        fig.tight_layout()
+        fig.savefig(out_dir / "instructions.png", dpi=100)
+        plt.close(fig)
+        made.append(("instructions.png", "instructions per request per "
+                     "workload"))
+
+    curve = data["curve"]
+    if curve:
+        fig, ax = plt.subplots(figsize=(7, 4.2))
+        ks = [r["k"] for r in curve]
+        for b in ("stock", "module"):
+            ax.plot(ks, [r[b] for r in curve], marker="o", color=colors[b],
+                    label=b)
+            for k, r in zip(ks, curve):
+                ax.annotate(fmt(r[b]), (k, r[b]), textcoords="offset points",
+                            xytext=(0, 5), ha="center", fontsize=7)
+        ax.axhline(TARGETS["bytes_headers"], color="#d62728", ls="--", lw=1,
+                   label="target (%d)" % TARGETS["bytes_headers"])
+        ax.set_xscale("log")
+        ax.set_xticks(ks)
+        ax.set_xticklabels([str(k) for k in ks])
+        ax.set_ylim(0, max(r["stock"] for r in curve) * 1.15)
+        ax.set_xlabel("requests per connection (h2load -n K -c 1)")
+        ax.set_ylabel("response header bytes per response")
+        ax.set_title("/headers (8 headers + request id), browser request "
+                     "headers, h2c", fontsize=10)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(out_dir / "header_bytes.png", dpi=100)
+        plt.close(fig)
+        made.append(("header_bytes.png", "response header bytes per "
+                     "response against requests per connection"))
+    return made
+
+
+# ------------------------------------------------------------------ report
+
+def method_section(data):
+    cfg = data["environment"]["config"]
+    lo_w, hi_w = cfg["cg_warm"]
+    lo_c, hi_c = cfg["cg_cold"]
+    return """\
+## How it was measured
+
+- Both nginx 1.26.3 builds (`build/nginx-stock`, `build/nginx-hpack`; same
+  configure flags, `-O2 -g`) serve `bench/conf/bench.conf`, rendered per
+  build under `build/bench/nginx/`: the module build adds `load_module` and
+  `hpack on`, nothing else differs. One worker each, 127.0.0.1 only, access
+  log off, ECDSA P-256 certificate, TLS 1.3.
+- Request headers: **browser** = the 4 pseudo-headers plus 7 fields of a
+  Chrome 124 navigation via `h2load -H` (user-agent, accept,
+  accept-language, accept-encoding, a 200-byte cookie, referer, sec-ch-ua:
+  11 fields; 490 bytes in the 7 values, 520 with those of the
+  pseudo-headers of a `/headers` request); **minimal** = h2load's own
+  (4 pseudo-headers and `user-agent: h2load nghttp2/1.52.0`).
+- Locations: `/tiny` (`return 200 "ok\\n"`), `/static/1k.html` (a 1 KiB
+  file), `/headers` (8 security/cache headers and `x-request-id
+  $request_id`, `return 200`).
+- Warm: `h2load -n {warm_n} -c 1 -m {warm_m}` (one connection). Cold:
+  `h2load -n N -c N` (N connections of one request each; N = {cold_h2c}
+  on h2c, {cold_tls} on TLS). {pairs} pairs per workload, stock then module,
+  round-robin over all workloads after one untimed warm-up run per location;
+  req/s is h2load's figure, the ratio is taken pair by pair (module/stock),
+  and its median and min-max are shown.
+- Worker CPU: `/proc/<worker pid>/schedstat` read before and after each
+  h2load run, the nanoseconds the worker spent on a CPU divided by the
+  requests; its pair ratio is stock/module (above 1 the module needs less
+  CPU per request). It leaves out the time the worker waits for a CPU
+  inside the guest, not the time the host takes from the virtual CPU
+  (steal) or what other tenants do to the caches, so on a shared machine
+  it is hardly steadier than req/s; the callgrind counts are the
+  deterministic figures. The user/kernel split comes from the utime and
+  stime ticks of `/proc/<pid>/stat`, summed over all runs of a workload.
+- Header bytes per response: h2load's `traffic: ... headers` bytes divided
+  by the requests of the run (HEADERS payloads as received); space savings
+  is h2load's own.
+- Instructions: each build under `valgrind --tool=callgrind` with
+  `master_process off; daemon off;` serves a fixed sequence twice: warm =
+  `h2load -n N -c 1 -m 1` with N = {lo_w} and {hi_w}, cold = N connections
+  of one request each, one after another, with N = {lo_c} and {hi_c}. The
+  figures are (run with the larger N - run with the smaller N) / (difference
+  of N): start-up, shutdown and the first connection's set-up cancel out.
+- Header compression = everything executed on the source lines of:
+  stock's request-block state machine
+  (`ngx_http_v2_state_header_block`, `_field_len`, `_field_huff`,
+  `_field_raw`, `_field_skip`, `_process_header`, `_header_complete`),
+  `ngx_http_v2_validate_header`, `ngx_http_v2_get_indexed_header`,
+  `ngx_http_v2_add_header`, `ngx_http_v2_table_account`,
+  `ngx_http_v2_table_size`, `ngx_http_huff_decode`, `ngx_http_huff_encode`,
+  `ngx_http_v2_string_encode`, `ngx_http_v2_write_int`, the encoding lines
+  of `ngx_http_v2_header_filter` (from the patch's hook, or stock's
+  `tmp = ngx_palloc(r->pool, tmp_len)`, to the line before
+  `fin = r->header_only`), the patch's `ngx_http_v2_state_hpack_block`, and
+  every function of `module/` and `codec/` (`ngx_http_hpack_*`, `hpack_*`,
+  `hpack::*`); plus the inclusive cost of every call those lines make to
+  anything else (`ngx_hash_key`, `ngx_hash_find`, the `headers_in` handlers
+  such as `ngx_http_process_user_agent`, `ngx_http_v2_pseudo_header`,
+  `ngx_http_v2_cookie`, `ngx_list_push`, `ngx_strlow`, the pool allocator,
+  libc), except `ngx_http_v2_run_request` (inlined into
+  `_header_complete`: its lines are excluded too),
+  `ngx_http_v2_state_complete`, `ngx_http_v2_state_skip_padded` and
+  `ngx_destroy_pool`. Lines, not
+  functions, because gcc inlines across the state machine: a function
+  inlined into a region function counts when the region's source calls it
+  (stock's static `ngx_http_v2_pseudo_header` counts as the module's call
+  to the exported one does), so inlining changes nothing
+  (`bench/nginx_callgrind.py`). Not counted in either build: the length
+  pass of `ngx_http_v2_header_filter` before the hook (the same code in
+  both) and the HEADERS frame around the block.
+""".format(warm_n=cfg["warm_n"], warm_m=cfg["warm_m"],
+           cold_h2c=cfg["cold_n"]["h2c"], cold_tls=cfg["cold_n"]["tls"],
+           pairs=cfg["pairs"], lo_w=lo_w, hi_w=hi_w, lo_c=lo_c, hi_c=hi_c)
+
+
+def breakdown_section(data):
+    out = []
+    for loc, conn in (("headers", "warm"), ("tiny", "warm"),
+                      ("headers", "cold")):
+        c = find(data["callgrind"], location=loc, headers="browser",
+                 conn=conn)
+        if not c:
+            continue
+        out.append("### `%s`, browser request headers, %s: header "
+                   "compression per request\n" % (LOCATION_PATH[loc], conn))
+        for b in ("module", "stock"):
+            d = c["builds"][b]
+            out.append("%s: %s instructions (`callgrind/%s-%s.txt` has the "
+                       "whole list and the hottest functions of the process)"
+                       "\n" % (b, fmt(d["region"]), c["name"], b))
+            out.append("```")
+            out += d["breakdown"][:18]
+            out.append("```\n")
+    return out
+
+
+def write(out_dir, readme=None):
+    out_dir = Path(out_dir)
+    data = json.loads((out_dir / "results.json").read_text())
+    env = data["environment"]
+    made = plots(data, out_dir)
+    t = targets(data)
+    missed = [row for row in t if "missed" in row[3]]
+
+    md = ["# nginx with the hpack module against stock nginx", ""]
+    md.append("`%s` on %s, commit %s%s (codec+module sources %s), %s. "
+              "Took %s s. %s" % (
+                  env["command"], env["date"], env["commit"],
+                  " with uncommitted changes" if env["dirty"] else "",
+                  env["sources"], env["cpu"], env.get("seconds", "?"),
+                  "QUICK run: few requests, figures not meant to be judged."
+                  if env["quick"] else ""))
+    md.append("")
+    md.append("Load average %.2f at the start, %.2f at the end (a shared "
+              "machine: read the pair spreads)." % (
+                  env["loadavg_start"][0],
+                  env.get("loadavg_end", [0])[0]))
+    md.append("")
+    if t:
+        md += ["## Targets", ""] + targets_table(data) + [""]
+        md.append("Stock measured before this harness: header compression "
+                  "22,200 of 39,745 instructions per request on /headers, "
+                  "11,088 of 20,803 on /tiny, 496 response header bytes per "
+                  "response.")
+        md.append("")
+    for f, caption in made:
+        md.append("![%s](%s)" % (caption, f))
+    if made:
+        md.append("")
+    if data["throughput"]:
+        md += ["## Requests per second, warm connections", ""]
+        md += throughput_table(data, "warm") + [""]
+        md += ["## Requests per second, cold connections (one request "
+               "each)", ""]
+        md += throughput_table(data, "cold") + [""]
+    split = split_table(data)
+    if split:
+        md += ["## The worker's CPU time: user space and kernel", "",
+               "Header compression runs in user space; on loopback the "
+               "kernel's TCP share bounds what fewer instructions can buy in "
+               "requests per second.", ""]
+        md += split + [""]
+        mem = data.get("memory") or {}
+        if all(mem.get(b) for b in ("stock", "module")):
+            md.append("Worker memory after the throughput phase: stock "
+                      "%.1f MiB resident (peak %.1f), module %.1f MiB "
+                      "(peak %.1f)." % (
+                          mem["stock"].get("VmRSS", 0) / 1024,
+                          mem["stock"].get("VmHWM", 0) / 1024,
+                          mem["module"].get("VmRSS", 0) / 1024,
+                          mem["module"].get("VmHWM", 0) / 1024))
+            md.append("")
+    if data["callgrind"]:
+        md += ["## Instructions per request (callgrind, h2c)", ""]
+        md += callgrind_table(data) + [""]
+        warnings = sorted({w for c in data["callgrind"] for b in c["builds"]
+                           for w in c["builds"][b]["warnings"]})
+        for w in warnings:
+            md.append("- warning: %s" % w)
+        if warnings:
+            md.append("")
+    if data["curve"]:
+        md += ["## Response header bytes per response against requests per "
+               "connection (`/headers`, h2c)", ""]
+        md += curve_table(data) + [""]
+    if data.get("wire"):
+        md += ["## One warm `/headers` response block, field by field", ""]
+        for b in ("module", "stock"):
+            w = data["wire"].get(b)
+            if not w:
+                continue
+            md.append("%s, request %d on the connection (blocks of requests "
+                      "1-%d: %s octets):" % (
+                          b, w["request"], w["request"],
+                          ", ".join(str(s) for s in w["sizes"])))
+            md.append("")
+            md += wire_table(w) + [""]
+    if data["callgrind"]:
+        md += ["## Where the header-compression instructions go", ""]
+        if missed:
+            md.append("Missed: %s. The lines below are instructions per "
+                      "request: `name` is work on that function's own lines "
+                      "(inlined code included), `-> name` a call from them, "
+                      "inclusive." % "; ".join(r[0] for r in missed))
+            md.append("")
+        md += breakdown_section(data)
+    if data.get("problems"):
+        md += ["## nginx error-log alerts during the run", ""]
+        md += ["    " + p for p in data["problems"][:20]] + [""]
+    md.append(method_section(data))
+    md += ["## Files", "",
+           "- `h2load/<workload>.log`: every h2load run of the workload, "
+           "stock and module, with its command line",
+           "- `h2load/curve-headers.log`: the bytes-per-response curve",
+           "- `callgrind/<workload>-<build>.txt`: instructions per request, "
+           "header compression line by line, hottest functions (from the "
+           "difference of two runs)",
+           "- `callgrind/<workload>-<build>.annotate.txt`: "
+           "`callgrind_annotate --inclusive=yes` of the larger run "
+           "(start-up included); the callgrind.out files stay in "
+           "`build/bench/nginx/callgrind/`",
+           "- `results.json`: everything above, for `bench/nginx_bench.py "
+           "--report DIR`", ""]
+    (out_dir / "REPORT.md").write_text("\n".join(md))
+
+    if readme is not None:
+        update_readme(Path(readme), out_dir, data, made)
+
+
+def update_readme(readme, out_dir, data, made):
+    """The latest full run's tables and plots between the markers of
+    bench/README.md."""
+    text = readme.read_text()
+    if README_BEGIN not in text or README_END not in text:
+        return
+    rel = out_dir.resolve().relative_to(readme.parent.resolve())
+    env = data["environment"]
+    block = [README_BEGIN, "",
+             "Latest full run: %s, `%s` (commit %s%s), %s s; the whole "
+             "report is [%s/REPORT.md](%s/REPORT.md)." % (
+                 env["date"], env["command"], env["commit"],
+                 " with uncommitted changes" if env["dirty"] else "",
+                 env.get("seconds", "?"), rel, rel), ""]
+    block += targets_table(data) + [""]
+    block += callgrind_table(data) + [""]
+    block += throughput_table(data, "warm") + [""]
+    block += throughput_table(data, "cold") + [""]
+    for f, caption in made:
+        block.append("![%s](%s/%s)" % (caption, rel, f))
+    block += ["", README_END]
+    head = text[:text.index(README_BEGIN)]
+    tail = text[text.index(README_END) + len(README_END):]
+    readme.write_text(head + "\n".join(block) + tail)
