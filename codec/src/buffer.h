@@ -39,6 +39,7 @@ public:
     }
 
     bool append(const uint8_t* p, size_t n) {
+        if (n == 0) return true;
         if (!reserve(size_ + n, true)) return false;
         memcpy(data_ + size_, p, n);
         size_ += n;

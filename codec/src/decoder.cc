@@ -275,8 +275,12 @@ int hpack_decoder::parse(const uint8_t* p, const uint8_t* end,
         if (rc != HPACK_OK) return rc;
         count_string(stats, name);
     } else if (copy_name) {
-        memcpy(name_dst, f->name, f->name_len);
-        f->name = name_dst;
+        // An empty name may leave the scratch unallocated: no memcpy to a
+        // null pointer, even of nothing, and the field keeps a real one.
+        if (f->name_len) {
+            memcpy(name_dst, f->name, f->name_len);
+            f->name = name_dst;
+        }
     }
     rc = materialize(value, value_dst, &f->value, &f->value_len);
     if (rc != HPACK_OK) return rc;
