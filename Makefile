@@ -48,6 +48,8 @@ help:
 	@echo "make interop-proxy nginx as a TLS reverse proxy: exact headers, secrets never indexed"
 	@echo "make interop-browser headless Chromium through the proxy (SKIP when not installable)"
 	@echo "make bench-proxy   the reverse-proxy workload, stock vs module"
+	@echo "make fuzz-smoke    every libFuzzer target for 45 s (CI); make fuzz: 600 s each"
+	@echo "make unit-tests-valgrind  the unit tests under valgrind memcheck"
 	@echo "make nginx-run     run build/nginx-hpack with conf/nginx.conf"
 	@echo "make clean         remove $(BUILD)/"
 
@@ -129,3 +131,4 @@ include bench/bench.mk
 include interop/interop.mk
 include interop/proxy.mk
 include bench/nginx.mk
+include fuzz/fuzz.mk

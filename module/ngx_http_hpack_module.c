@@ -657,7 +657,7 @@ ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
     }
 
     if (facts.name_flags & NGX_HTTP_HPACK_NAME_PSEUDO) {
-        rc = ngx_http_v2_pseudo_header(r, &header);
+        rc = ngx_http_v2_hpack_pseudo_header(r, &header);
 
         if (rc == NGX_OK) {
             ngx_log_debug2(NGX_LOG_DEBUG_HTTP, fc->log, 0,
@@ -687,7 +687,7 @@ ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
     }
 
     if (facts.name_flags & NGX_HTTP_HPACK_NAME_COOKIE) {
-        if (ngx_http_v2_cookie(r, &header) != NGX_OK) {
+        if (ngx_http_v2_hpack_cookie(r, &header) != NGX_OK) {
             return HPACK_H2_INTERNAL_ERROR;
         }
 
@@ -736,8 +736,8 @@ invalid:
 
     /* nginx 1.22 resets the stream instead */
 
-    if (ngx_http_v2_terminate_stream(h2c, h2c->state.stream,
-                                     0x1 /* PROTOCOL_ERROR */)
+    if (ngx_http_v2_hpack_terminate_stream(h2c, h2c->state.stream,
+                                           0x1 /* PROTOCOL_ERROR */)
         == NGX_ERROR)
     {
         return HPACK_H2_INTERNAL_ERROR;

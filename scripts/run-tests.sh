@@ -43,6 +43,7 @@ stage tables     make --no-print-directory check-tables
 stage unit       make --no-print-directory unit-tests
 stage unit-asan  make --no-print-directory unit-tests-asan
 stage alloc      make --no-print-directory alloc-tests
+stage fuzz-smoke make --no-print-directory fuzz-smoke
 stage interop    make --no-print-directory interop
 stage interop-1.22 make --no-print-directory interop-1.22
 stage interop-proxy   make --no-print-directory interop-proxy
