@@ -106,6 +106,16 @@ class Results:
             line += ", %d skipped" % self.skipped
         return line
 
+    def finish(self):
+        """Lists the failures, prints the closing line, returns the exit
+        status of the runner."""
+        if self.failures:
+            print("failed:")
+            for name in self.failures:
+                print("  " + name)
+        print(self.summary(), flush=True)
+        return 1 if self.failed else 0
+
 
 def info(text):
     """A detail line under the test that printed it."""

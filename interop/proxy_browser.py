@@ -388,12 +388,7 @@ def main():
             s.stop()
         origin.stop()
     print("browser: %.0fs" % (time.monotonic() - start))
-    if results.failures:
-        print("failed:")
-        for name in results.failures:
-            print("  " + name)
-    print(results.summary(), flush=True)
-    return 1 if results.failed else 0
+    return results.finish()
 
 
 if __name__ == "__main__":

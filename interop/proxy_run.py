@@ -126,12 +126,7 @@ def main():
         origin.stop()
     print("proxy: origin: %s" % origin.summary())
     print("proxy: %.0fs" % (time.monotonic() - start))
-    if results.failures:
-        print("failed:")
-        for name in results.failures:
-            print("  " + name)
-    print(results.summary(), flush=True)
-    return 1 if results.failed else 0
+    return results.finish()
 
 
 if __name__ == "__main__":

@@ -138,12 +138,7 @@ def main():
 
     print("interop: nginx %s, %.0fs" % (args.version,
                                         time.monotonic() - start))
-    if results.failures:
-        print("failed:")
-        for name in results.failures:
-            print("  " + name)
-    print(results.summary(), flush=True)
-    return 1 if results.failed else 0
+    return results.finish()
 
 
 if __name__ == "__main__":
