@@ -314,12 +314,16 @@ def header_bytes_stay_low_across_loads(server):
     responses of ~500 plain bytes): no load can refer to an earlier one,
     each costs what the first did, a fraction of stock's."""
     first, third, stock = header_bytes_per_load(server)
-    check(third <= first * 1.02, "the third load's responses carry %.1f "
+    # The order in which Chromium fetches the 200 subresources varies from
+    # load to load, and with it which entries survive: a few per cent
+    # either way (seen: -0.3% to +2.0%).  More would mean the table churns.
+    check(third <= first * 1.05, "the third load's responses carry %.1f "
           "header bytes on average, the first load's %.1f: they grew"
           % (third, first))
     if stock:
-        check(first < stock / 2, "the first load's responses carry %.1f "
-              "header bytes, stock %.1f" % (first, stock))
+        for name, value in (("first", first), ("third", third)):
+            check(value < stock / 2, "the %s load's responses carry %.1f "
+                  "header bytes, stock %.1f" % (name, value, stock))
 
 
 def main():
