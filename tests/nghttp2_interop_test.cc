@@ -207,6 +207,19 @@ struct Totals {
 
 /* Our encoder -> nghttp2's inflater, one pair per story.  "" or the first
  * failure. */
+/* Empty when two sides' dynamic tables agree, else what each holds. */
+std::string tables_differ(const char *a, size_t a_entries, size_t a_size,
+                          const char *b, size_t b_entries, size_t b_size)
+{
+    if (a_entries == b_entries && a_size == b_size) {
+        return "";
+    }
+    return std::string("tables out of sync: ") + a + " "
+           + std::to_string(a_entries) + " entries / "
+           + std::to_string(a_size) + " octets, " + b + " "
+           + std::to_string(b_entries) + " / " + std::to_string(b_size);
+}
+
 std::string ours_to_nghttp2(const Story &s, const Schedule &sc, Totals *t)
 {
     hpack_encoder_t *enc = hpack_encoder_create(nullptr, sc.encoder_max,
@@ -249,19 +262,13 @@ std::string ours_to_nghttp2(const Story &s, const Schedule &sc, Totals *t)
                       + hpack_tools::hex::encode(wire);
             break;
         }
-        size_t their_size = nghttp2_hd_inflate_get_dynamic_table_size(inf.p);
-        size_t their_entries =
-            nghttp2_hd_inflate_get_num_table_entries(inf.p) - kStaticEntries;
-        if (their_size != hpack_encoder_table_size(enc)
-            || their_entries != hpack_encoder_table_entries(enc))
-        {
-            failure = where + "tables out of sync: our encoder "
-                      + std::to_string(hpack_encoder_table_entries(enc))
-                      + " entries / "
-                      + std::to_string(hpack_encoder_table_size(enc))
-                      + " octets, nghttp2 inflater "
-                      + std::to_string(their_entries) + " / "
-                      + std::to_string(their_size);
+        err = tables_differ("our encoder", hpack_encoder_table_entries(enc),
+                            hpack_encoder_table_size(enc), "nghttp2 inflater",
+                            nghttp2_hd_inflate_get_num_table_entries(inf.p)
+                                - kStaticEntries,
+                            nghttp2_hd_inflate_get_dynamic_table_size(inf.p));
+        if (!err.empty()) {
+            failure = where + err;
             break;
         }
         t->cases++;
@@ -320,17 +327,14 @@ std::string nghttp2_to_ours(const Story &s, const Schedule &sc, Totals *t)
                       + hpack_tools::hex::encode(wire);
             break;
         }
-        size_t their_size = nghttp2_hd_deflate_get_dynamic_table_size(def.p);
-        size_t their_entries =
-            nghttp2_hd_deflate_get_num_table_entries(def.p) - kStaticEntries;
-        if (their_size != hpack_decoder_table_size(dec)
-            || their_entries != hpack_decoder_table_entries(dec))
-        {
-            failure = where + "tables out of sync: nghttp2 deflater "
-                      + std::to_string(their_entries) + " entries / "
-                      + std::to_string(their_size) + " octets, our decoder "
-                      + std::to_string(hpack_decoder_table_entries(dec))
-                      + " / " + std::to_string(hpack_decoder_table_size(dec));
+        err = tables_differ("nghttp2 deflater",
+                            nghttp2_hd_deflate_get_num_table_entries(def.p)
+                                - kStaticEntries,
+                            nghttp2_hd_deflate_get_dynamic_table_size(def.p),
+                            "our decoder", hpack_decoder_table_entries(dec),
+                            hpack_decoder_table_size(dec));
+        if (!err.empty()) {
+            failure = where + err;
             break;
         }
         t->cases++;
