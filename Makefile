@@ -42,6 +42,7 @@ help:
 	@echo "make nginx         build stock and patched nginx + the module"
 	@echo "make interop       tests against real HTTP/2 peers"
 	@echo "make bench         the module against stock nginx: h2load A/B, callgrind, report (QUICK=1: smoke)"
+	@echo "make bench-stock-cost  instructions/request: stock vs patched without module / hpack off"
 	@echo "make bench-codec   codec benchmark vs libnghttp2 and nginx (QUICK=1: smoke)"
 	@echo "make bench-codec-callgrind  instructions per operation, deterministic"
 	@echo "make interop-1.22  the interop suite against the nginx 1.22.1 builds"

@@ -26,7 +26,7 @@ NGX_BENCH_FLAGS  := $(if $(filter 1,$(QUICK)),--quick,--update-readme) \
 NGX_BENCH_SHOWN  := make bench$(if $(filter 1,$(QUICK)), QUICK=1)$(if \
                     $(NGX_BENCH_PAIRS), NGX_BENCH_PAIRS=$(NGX_BENCH_PAIRS))
 
-.PHONY: bench bench-callgrind bench-throughput bench-help
+.PHONY: bench bench-callgrind bench-throughput bench-stock-cost bench-help
 
 # the reverse-proxy workload (interop/proxy_bench.py) follows, with its own
 # table: req/s, worker CPU, header bytes per response, and instructions per
@@ -44,8 +44,14 @@ bench-throughput: deps nginx-1.26
 	BUILD=$(BUILD) $(NGX_BENCH) --only throughput $(NGX_BENCH_FLAGS) \
 	    --command "make bench-throughput"
 
+# what the hook patch costs with the module absent or off (instructions per
+# request against stock, under callgrind; fails above +30)
+bench-stock-cost: deps nginx-1.26
+	BUILD=$(BUILD) bench/stock_cost.sh
+
 bench-help:
 	@echo "make bench         the module vs stock nginx: h2load A/B pairs, callgrind, report"
 	@echo "make bench QUICK=1 the same as a smoke run (CI), results under build/"
 	@echo "make bench-callgrind   instructions per request only"
 	@echo "make bench-throughput  requests/s and header bytes only"
+	@echo "make bench-stock-cost  the patch's cost without the module / with hpack off"

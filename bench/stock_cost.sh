@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# What the hook patch costs when the module is absent or switched off:
+# instructions per request, under callgrind, of
+#
+#   stock      build/nginx-stock/sbin/nginx (unpatched)
+#   no-module  build/nginx-hpack/sbin/nginx without load_module
+#   hpack-off  build/nginx-hpack/sbin/nginx with the module and "hpack off"
+#
+# One worker in the foreground (daemon off, master_process off) serves
+# GET /tiny (return 200 "ok\n") to h2load on one connection, with a real
+# browser's user-agent, accept and accept-language (keepalive_requests
+# raised so that all of them share the connection).  Each build runs twice,
+# with 100 and with 1,100 requests; the difference divided by 1,000 is the
+# cost of a request net of start-up and shutdown.  ROUNDS (3) repeats the
+# whole measurement: the per-second time strings nginx formats, and the
+# Huffman-coded date, make a run's count depend a little on how long it took
+# (about +-10 per request), so the check uses the median of the rounds.
+#
+#   bench/stock_cost.sh [--max-extra N]      (default 30)
+#
+# Exits 1 when the no-module or hpack-off median exceeds stock's by more
+# than N instructions per request (a lost inlining showed as +78).
+# BUILD (build) locates the binaries; OUT (BUILD/bench/stock-cost) keeps
+# the profiles.
+set -euo pipefail
+shopt -s inherit_errexit
+
+max_extra=30
+if [ "${1:-}" = --max-extra ]; then
+    max_extra="${2:?--max-extra needs a number}"
+fi
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${BUILD:-build}"
+case "$build" in /*) ;; *) build="$repo/$build" ;; esac
+out="${OUT:-$build/bench/stock-cost}"
+rounds="${ROUNDS:-3}"
+stock="$build/nginx-stock/sbin/nginx"
+hpack="$build/nginx-hpack/sbin/nginx"
+module="$build/nginx-hpack/modules/ngx_http_hpack_module.so"
+
+for f in "$stock" "$hpack" "$module"; do
+    if [ ! -e "$f" ]; then
+        echo "stock-cost: $f is missing (make nginx-1.26)" >&2
+        exit 2
+    fi
+done
+command -v valgrind >/dev/null && command -v h2load >/dev/null || {
+    echo "stock-cost: needs valgrind and h2load (make deps)" >&2
+    exit 2
+}
+
+port="$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+
+ua='Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36'
+accept='text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8'
+
+# run NAME BINARY LOAD_MODULE(0|1) HPACK(on|off|none) REQUESTS -> total Ir
+run() {
+    local name="$1" bin="$2" load="$3" hp="$4" n="$5"
+    local d="$out/$name-$n"
+    rm -rf "$d"
+    mkdir -p "$d/logs"
+    {
+        echo "error_log $d/logs/error.log warn; pid $d/nginx.pid;"
+        [ "$load" = 1 ] && echo "load_module $module;"
+        echo "events { worker_connections 64; }"
+        # keepalive_requests: the default 1000 would end the connection
+        echo "http { access_log off; keepalive_requests 10000;"
+        echo "  server { listen 127.0.0.1:$port; http2 on;"
+        [ "$hp" != none ] && echo "    hpack $hp;"
+        echo '    location /tiny { return 200 "ok\n"; } } }'
+    } > "$d/nginx.conf"
+    valgrind --tool=callgrind --callgrind-out-file="$d/callgrind.out" \
+        "$bin" -p "$d" -c "$d/nginx.conf" \
+        -g "daemon off; master_process off; worker_processes 1;" \
+        > "$d/valgrind.log" 2>&1 &
+    local vg=$! up=0
+    for _ in $(seq 1 100); do
+        if curl -s -o /dev/null --http2-prior-knowledge \
+                "http://127.0.0.1:$port/tiny"; then
+            up=1
+            break
+        fi
+        sleep 0.2
+    done
+    if [ "$up" != 1 ]; then
+        kill "$vg" 2>/dev/null || true
+        echo "stock-cost: $name did not start; $d/valgrind.log:" >&2
+        tail -5 "$d/valgrind.log" >&2
+        exit 2
+    fi
+    h2load -n "$n" -c 1 -m 1 -H "user-agent: $ua" -H "accept: $accept" \
+        -H 'accept-language: en-US,en;q=0.9' \
+        "http://127.0.0.1:$port/tiny" > "$d/h2load.log" 2>&1
+    grep -q "$n succeeded" "$d/h2load.log" || {
+        echo "stock-cost: h2load against $name failed:" >&2
+        tail -5 "$d/h2load.log" >&2
+        kill -QUIT "$vg" 2>/dev/null || true
+        exit 2
+    }
+    kill -QUIT "$vg"
+    wait "$vg" || true
+    sed -n 's/^summary: //p' "$d/callgrind.out"
+}
+
+per_request() {
+    local a b
+    a="$(run "$@" 100)"
+    b="$(run "$@" 1100)"
+    echo $(( (b - a) / 1000 ))
+}
+
+median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+
+declare -A got
+for r in $(seq 1 "$rounds"); do
+    got[stock]+="$(per_request stock "$stock" 0 none) "
+    got[no-module]+="$(per_request no-module "$hpack" 0 none) "
+    got[hpack-off]+="$(per_request hpack-off "$hpack" 1 off) "
+done
+
+base="$(tr ' ' '\n' <<< "${got[stock]}" | grep . | median)"
+status=0
+printf '%-10s %-24s %8s %8s\n' build "instructions/request" median "vs stock"
+for b in stock no-module hpack-off; do
+    m="$(tr ' ' '\n' <<< "${got[$b]}" | grep . | median)"
+    printf '%-10s %-24s %8d %+8d\n' "$b" "${got[$b]}" "$m" $(( m - base ))
+    if [ "$b" != stock ] && [ $(( m - base )) -gt "$max_extra" ]; then
+        echo "stock-cost: $b costs $(( m - base )) instructions per request" \
+             "more than stock (allowed: $max_extra)" >&2
+        status=1
+    fi
+done
+exit "$status"
