@@ -302,23 +302,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Pieces plan;
     size_t settings = HPACK_DEFAULT_TABLE_SIZE, max_field = 0, max_list = 0;
 
-    for (int ops = 0; ops < 4096; ++ops) {
-        std::vector<uint8_t> block;
-        if (script.control.empty()) {
-            if (!script.wire_left()) break;
-            block = script.take(SIZE_MAX);
-        } else {
-            const uint8_t op = script.control.u8();
+    std::vector<uint8_t> block;
+    uint8_t op;
+    for (int ops = 0; ops < 4096 && script.next(&block, &op); ++ops) {
+        if (op != kOpBlock) {
             switch (op & 7) {
-            case kOpBlock:
-                block = script.take(script.control.u16());
-                break;
-            case kOpBlockShort:
-                block = script.take(script.control.u8());
-                break;
             case kOpSettings: {
-                const uint16_t v = script.control.u16();
-                const size_t s = op & 0x80 ? HPACK_MAX_TABLE_SIZE + size_t{v} : table_size_of(v);
+                const size_t s = script.settings_size(op);
                 const int ra = hpack_decoder_set_settings_table_size(a.dec, s);
                 const int rb = hpack_decoder_set_settings_table_size(b.dec, s);
                 if (rb == HPACK_E_NOMEM && b.alloc.failed) return 0;

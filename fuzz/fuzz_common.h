@@ -170,6 +170,38 @@ struct Script {
         return b;
     }
     bool wire_left() const { return wire_pos < wire_len; }
+
+    // The next step: true with *block set to the next header block
+    // (kOpBlock, kOpBlockShort, or the rest of the wire once the control
+    // stream is spent), true with *op set to any other opcode for the
+    // target to act on (*block empty), false at the end of the script.
+    bool next(std::vector<uint8_t>* block, uint8_t* op) {
+        block->clear();
+        *op = kOpBlock;
+        if (control.empty()) {
+            if (!wire_left()) return false;
+            *block = take(SIZE_MAX);
+            return true;
+        }
+        *op = control.u8();
+        switch (*op & 7) {
+        case kOpBlock:
+            *block = take(control.u16());
+            *op = kOpBlock;
+            break;
+        case kOpBlockShort:
+            *block = take(control.u8());
+            *op = kOpBlock;
+            break;
+        }
+        return true;
+    }
+
+    // The operand of a kOpSettings: the table size it asks for.
+    size_t settings_size(uint8_t op) {
+        const uint16_t v = control.u16();
+        return op & 0x80 ? HPACK_MAX_TABLE_SIZE + size_t{v} : table_size_of(v);
+    }
 };
 
 // Builds a script: the control operations and the wire, in that order.
