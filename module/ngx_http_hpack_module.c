@@ -586,27 +586,26 @@ ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
         *memo = facts;
     }
 
-    /* the field outlives the codec's buffers: copy it to the stream */
+    /*
+     * the field outlives the codec's buffers: copy it to the stream, name
+     * (unless static) and value in one allocation
+     */
+
+    p = ngx_pnalloc(h2c->state.pool, (f->static_index ? 0 : f->name_len + 1)
+                                     + f->value_len + 1);
+    if (p == NULL) {
+        return HPACK_H2_INTERNAL_ERROR;
+    }
 
     if (f->static_index) {
         header.name = hc->main_conf->statics[f->static_index].name;
 
     } else {
-        p = ngx_pnalloc(h2c->state.pool, f->name_len + 1);
-        if (p == NULL) {
-            return HPACK_H2_INTERNAL_ERROR;
-        }
-
         header.name.len = f->name_len;
         header.name.data = p;
 
         p = ngx_cpymem(p, f->name, f->name_len);
-        *p = '\0';
-    }
-
-    p = ngx_pnalloc(h2c->state.pool, f->value_len + 1);
-    if (p == NULL) {
-        return HPACK_H2_INTERNAL_ERROR;
+        *p++ = '\0';
     }
 
     header.value.len = f->value_len;
