@@ -261,19 +261,8 @@ class Server:
     def _stop_stale(self):
         """A master left by an earlier run that was killed hard: it is ours
         (same binary, same prefix) and holds our ports."""
-        pidfile = self.prefix / "logs" / "nginx.pid"
-        try:
-            pid = int(pidfile.read_text().strip())
-            cmdline = Path("/proc/%d/cmdline" % pid).read_bytes()
-        except (OSError, ValueError):
-            return
-        if (str(self.binary).encode() in cmdline
-                and str(self.prefix).encode() in cmdline):
-            os.kill(pid, signal.SIGTERM)
-            for _ in range(50):
-                if not Path("/proc/%d" % pid).exists():
-                    break
-                time.sleep(0.1)
+        stop_stale(self.prefix / "logs" / "nginx.pid", self.binary,
+                   self.prefix)
 
     def start(self):
         self.render()
@@ -371,6 +360,23 @@ class Server:
     @property
     def authority(self):
         return "127.0.0.1:%d" % self.h2c_port
+
+
+def stop_stale(pidfile, *marks):
+    """SIGTERM the process whose pid is in pidfile when its command line
+    holds every one of marks (a server of ours left by a run that was
+    killed hard), and wait up to 5 s for it to go."""
+    try:
+        pid = int(Path(pidfile).read_text().strip())
+        cmdline = Path("/proc/%d/cmdline" % pid).read_bytes()
+    except (OSError, ValueError):
+        return
+    if all(str(m).encode() in cmdline for m in marks):
+        os.kill(pid, signal.SIGTERM)
+        for _ in range(50):
+            if not Path("/proc/%d" % pid).exists():
+                break
+            time.sleep(0.1)
 
 
 def rss_kib(pid):

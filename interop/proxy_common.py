@@ -70,18 +70,8 @@ class Origin:
     def _stop_stale(self):
         """An origin left by a run that was killed hard: same script, same
         port, its pid in our pid file."""
-        try:
-            pid = int(self.pid_path.read_text())
-            cmdline = Path("/proc/%d/cmdline" % pid).read_bytes().split(b"\0")
-        except (OSError, ValueError):
-            return
-        if (str(HERE / "upstream.py").encode() in cmdline
-                and str(self.port).encode() in cmdline):
-            os.kill(pid, signal.SIGTERM)
-            for _ in range(50):
-                if not Path("/proc/%d" % pid).exists():
-                    break
-                time.sleep(0.1)
+        harness.stop_stale(self.pid_path, HERE / "upstream.py",
+                           "\0%d\0" % self.port)
 
     def start(self):
         self.pid_path = self.log_path.with_suffix(".pid")
