@@ -150,10 +150,12 @@ def bomb_boundary(server, answers):
     (HEADERS + 3 CONTINUATION frames)."""
     worker = server.worker_pid()
     head, head_size = pseudo(server)
-    refs = (HEADER_LIMIT - head_size) // (len(BOMB_NAME) + len(BOMB_VALUE))
+    field = len(BOMB_NAME) + len(BOMB_VALUE)
+    refs = (HEADER_LIMIT - head_size) // field
     got = []
     for extra in (0, 1):
-        filler = HEADER_LIMIT - head_size - refs * 4005 - 3 + extra
+        # x-f: f...f brings the block to HEADER_LIMIT + extra octets
+        filler = HEADER_LIMIT + extra - head_size - refs * field - 3
         c = RawH2(server.h2c_port)
         try:
             sid = c.request_block(head + inc(BOMB_NAME, BOMB_VALUE))
@@ -177,9 +179,9 @@ def bomb_boundary(server, answers):
     still_serves(server, worker)
     check(took < 5, "50,000 references took %.1fs to answer" % took)
     compare(server, "bomb_boundary", "; ".join(got), answers,
-            "%d references to a 4005-byte field plus a literal to exactly "
-            "%d decoded bytes, the same plus one, then 50,000 references"
-            % (refs, HEADER_LIMIT))
+            "%d references to a %d-octet field plus a literal to exactly "
+            "%d decoded octets, the same plus one, then 50,000 references"
+            % (refs, field, HEADER_LIMIT))
     check(got[0] == "response 200" and got[1] == got[2]
           == "GOAWAY ENHANCE_YOUR_CALM", "answers %s" % got)
 
