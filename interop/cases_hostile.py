@@ -25,8 +25,8 @@ from hyperframe.frame import ContinuationFrame, HeadersFrame
 from h2.settings import SettingCodes
 
 from cases_clients import h2load
-from cases_malformed import (echo_base, idx, inc, lit, run_sequence,
-                             still_serves)
+from cases_malformed import (answer, echo_base, idx, inc, lit,
+                             run_sequence, still_serves)
 from harness import (Failure, H2Client, RawH2, all_size_updates, check,
                      encode_int, h2_error_name, info, leading_size_updates,
                      representations, request_headers, rss_kib)
@@ -77,6 +77,9 @@ def server_block(server):
            "        client_header_timeout  %ds;" % HEADER_TIMEOUT,
            "        keepalive_timeout      %ds;" % KEEPALIVE_TIMEOUT,
            "        location = /tiny { return 200 \"ok\\n\"; }",
+           "        location = /echo {",
+           "            add_header  x-echo-h00  $http_x_h00 always;",
+           "            return  200 \"echo\\n\";", "        }",
            "        location = /unique {"]
     out += ["            add_header  %s  \"%s\" always;" % nv
             for nv in UNIQUE]
@@ -655,6 +658,47 @@ def open_blocks_all_servers(servers):
                                 + KEEPALIVE_TIMEOUT, "\n  ".join(problems)))
 
 
+def late_block(server, out):
+    """HEADERS without END_HEADERS to /echo, client_header_timeout passes
+    (the stream is reset), then the block is finished with an entry, and
+    a new request refers to it: out[server.kind] gets the answers."""
+    got = []
+    try:
+        c = RawH2(hostile_port(server))
+        try:
+            sid = c.new_stream()
+            head = pseudo(server, b"/echo", hostile_port(server))[0]
+            c.send(HeadersFrame(sid, data=head, flags=["END_STREAM"]))
+            got.append(c.outcome(sid, timeout=HEADER_TIMEOUT + 2))
+            c.send(ContinuationFrame(sid, data=inc(b"x-h00", b"late"),
+                                     flags=["END_HEADERS"]))
+            got.append(answer(c, c.request_block(head + idx(62))))
+        finally:
+            c.close()
+    except Exception as e:                  # reported by the test
+        got.append("%s: %s" % (type(e).__name__, e))
+    out[server.kind] = "; ".join(got)
+
+
+def late_blocks_all_servers(servers):
+    """late_block() against every server at once: the block whose stream
+    timed out is still decoded, and its entry is in the table for the next
+    request, as in stock nginx."""
+    out = {}
+    threads = [threading.Thread(target=late_block, args=(s, out))
+               for s in servers.values()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    want = "RST_STREAM PROTOCOL_ERROR; response 200 [h00=late]"
+    for kind, s in servers.items():
+        info("%-20s %s" % (s.name, out[kind]))
+    wrong = ["%s: %s" % (servers[k].label, v) for k, v in out.items()
+             if v != want]
+    check(not wrong, "expected %s:\n  %s" % (want, "\n  ".join(wrong)))
+
+
 # ------------------------------------------ 4: 10,000 unique fields out
 
 VARIABLES = {"request_id": "[0-9a-f]{32}", "msec": r"\d+\.\d{3}",
@@ -956,6 +1000,10 @@ def register(results, running):
         results.run(everyone, "hostile_header_block_that_never_ends_reset_"
                     "at_client_header_timeout_like_stock",
                     open_blocks_all_servers, running)
+    if "stock" in running:
+        results.run(everyone, "hostile_block_finished_after_its_stream_"
+                    "timed_out_still_feeds_the_table_like_stock",
+                    late_blocks_all_servers, running)
     sequences(NEVER_SEQUENCES)
     each("response_secrets_never_indexed_authorization_set_cookie",
          secrets_never_indexed)
