@@ -444,6 +444,33 @@ def tiny_continuations(server, answers):
             "a %d-octet block in %d frames" % (len(block), len(pieces) + 1))
 
 
+def trickled_literal(server, answers):
+    """A 16,384-octet value (the largest large_client_header_buffers
+    allows) and a 16,385-octet one, one octet per CONTINUATION frame (the
+    second one's first 2,000 octets only: it is refused at its length):
+    the decoder keeps one partial string at a time, bounded by the limit.
+    Twice: RSS is taken around the second round."""
+    worker = server.worker_pid()
+    head, _ = pseudo(server)
+    for measured in (False, True):
+        before = rss_kib(worker)
+        got = []
+        for n, trickled in ((16384, 16384), (16385, 2000)):
+            block = head + b"\x00" + lit(b"x-h00") + lit(b"q" * n)
+            start = len(block) - n
+            c = RawH2(server.h2c_port, timeout=20)
+            try:
+                got.append(c.outcome(c.request_block(
+                    block, range(start, start + trickled)), timeout=20))
+            finally:
+                c.close()
+    after = grows(worker, before, "two 16 KB literals trickled")
+    still_serves(server, worker)
+    info("RSS %d -> %d KiB" % (before, after))
+    compare(server, "trickled_literal", "; ".join(got), answers,
+            "16,384 and 16,385-octet values one octet per CONTINUATION")
+
+
 def ending(c):
     """How a RawH2 connection ended: "GOAWAY <error>", "closed" or
     "open"."""
@@ -994,6 +1021,8 @@ def register(results, running):
                   "decode"), settings_flood, answers)
     each(vs_stock("continuation_4798_tiny_frames_one_block"),
          tiny_continuations, answers)
+    each(vs_stock("continuation_16384_octet_value_one_octet_per_frame"),
+         trickled_literal, answers)
     each(vs_stock("continuation_flood_never_ending_block_closed_rss_flat"),
          continuation_floods, answers)
     if "stock" in running:
