@@ -662,7 +662,7 @@ def open_blocks_all_servers(servers):
         stock = out.get(("stock", name), [])
         for kind, s in servers.items():
             events = out[(kind, name)]
-            info("  %-20s %s" % (s.name, describe(events)))
+            info("  %-26s %s" % (s.name, describe(events)))
             if goaways:
                 ok = reset_then_closed(events, goaways)
             else:
@@ -720,7 +720,7 @@ def late_blocks_all_servers(servers):
         t.join()
     want = "RST_STREAM PROTOCOL_ERROR; response 200 [h00=late]"
     for kind, s in servers.items():
-        info("%-20s %s" % (s.name, out[kind]))
+        info("%-26s %s" % (s.name, out[kind]))
     wrong = ["%s: %s" % (servers[k].label, v) for k, v in out.items()
              if v != want]
     check(not wrong, "expected %s:\n  %s" % (want, "\n  ".join(wrong)))

@@ -31,11 +31,12 @@ import cases_malformed
 
 KINDS = ("on", "small", "off", "nomod", "stock")
 
-# what each version runs: 1.22.1 proves the hook patch ports (cases 1, 2, 5)
+# what each version runs: 1.22.1 proves the hook patch ports (cases 1, 2, 5
+# and the hostile peers)
 SUITES = {
     "1.26.3": ("clients", "h2", "settings", "continuation", "trailers",
                "malformed", "hostile", "savings", "memory", "logvars"),
-    "1.22.1": ("clients", "h2", "malformed"),
+    "1.22.1": ("clients", "h2", "malformed", "hostile"),
 }
 
 
