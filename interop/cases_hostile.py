@@ -640,23 +640,37 @@ def reset_then_closed(events, goaways):
             <= HEADER_TIMEOUT + KEEPALIVE_TIMEOUT + 2)
 
 
+def all_at_once(servers, jobs, what):
+    """Runs the jobs (callables) in threads at once; then every server must
+    serve from the same worker, its RSS flat.  Returns the problems."""
+    workers = {k: s.worker_pid() for k, s in servers.items()}
+    before = {k: rss_kib(w) for k, w in workers.items()}
+    threads = [threading.Thread(target=job) for job in jobs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    problems = []
+    for kind, s in servers.items():
+        try:
+            still_serves(s, workers[kind])
+            grows(workers[kind], before[kind], what)
+        except Failure as e:
+            problems.append("%s: %s" % (s.label, e))
+    return problems
+
+
 def open_blocks_all_servers(servers):
     """Every OPEN_BLOCKS scenario against every server at once (each waits
     for timeouts; together they take one wait).  Stock is judged too: the
     expectations must be what nginx does.  In the GAP scenario the module
     must answer as stock does, or reset the stream at
     client_header_timeout."""
-    workers = {k: s.worker_pid() for k, s in servers.items()}
-    before = {k: rss_kib(w) for k, w in workers.items()}
     out = {}
-    threads = [threading.Thread(target=open_block_timeline,
-                                args=(s, name, out))
-               for s in servers.values() for name in OPEN_BLOCKS]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    problems = []
+    problems = all_at_once(servers, [
+        lambda s=s, name=name: open_block_timeline(s, name, out)
+        for s in servers.values() for name in OPEN_BLOCKS],
+        "the open header blocks")
     for name, (what, _, _, goaways) in OPEN_BLOCKS.items():
         info("%s (%s):" % (name, what))
         stock = out.get(("stock", name), [])
@@ -673,12 +687,6 @@ def open_blocks_all_servers(servers):
             if not ok:
                 problems.append("%s, %s: got %s; stock %s" % (
                     s.label, name, describe(events), describe(stock)))
-    for kind, s in servers.items():
-        try:
-            still_serves(s, workers[kind])
-            grows(workers[kind], before[kind], "the open header blocks")
-        except Failure as e:
-            problems.append("%s: %s" % (s.label, e))
     check(not problems, "expected RST_STREAM PROTOCOL_ERROR at %ds "
           "(client_header_timeout), GOAWAY and close at %ds (+ keepalive_"
           "timeout):\n  %s" % (HEADER_TIMEOUT, HEADER_TIMEOUT
@@ -712,18 +720,15 @@ def late_blocks_all_servers(servers):
     timed out is still decoded, and its entry is in the table for the next
     request, as in stock nginx."""
     out = {}
-    threads = [threading.Thread(target=late_block, args=(s, out))
-               for s in servers.values()]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    problems = all_at_once(servers, [lambda s=s: late_block(s, out)
+                                     for s in servers.values()],
+                           "the late blocks")
     want = "RST_STREAM PROTOCOL_ERROR; response 200 [h00=late]"
     for kind, s in servers.items():
         info("%-26s %s" % (s.name, out[kind]))
-    wrong = ["%s: %s" % (servers[k].label, v) for k, v in out.items()
-             if v != want]
-    check(not wrong, "expected %s:\n  %s" % (want, "\n  ".join(wrong)))
+        if out[kind] != want:
+            problems.append("%s: %s" % (s.label, out[kind]))
+    check(not problems, "expected %s:\n  %s" % (want, "\n  ".join(problems)))
 
 
 # ------------------------------------------ 4: 10,000 unique fields out
@@ -794,6 +799,7 @@ def unique_fields_one_connection(server, client_table):
     client's SETTINGS_HEADER_TABLE_SIZE."""
     own = 512 if server.kind == "small" else 4096
     cap = min(own, client_table or 4096)
+    worker = server.worker_pid()
     c = H2Client(hostile_port(server))
     try:
         if client_table is not None:
@@ -823,6 +829,7 @@ def unique_fields_one_connection(server, client_table):
         blocks = [b for _, b, _ in c.tap.blocks]
     finally:
         c.close()
+    still_serves(server, worker)
     replay = Decoder()
     replay.max_header_list_size = 1 << 20
     largest, refs = 0, 0
@@ -864,6 +871,7 @@ def unique_vs_stable_rate(servers, n=20000):
     half the rate with hpack on (an encoder whose lookups grow with the
     fields it has seen falls far behind).  Stock is shown for reference.
     One retry: the machine is shared."""
+    workers = {k: s.worker_pid() for k, s in servers.items()}
     rows = {}
     for attempt in range(2):
         for kind in ("on", "stock"):
@@ -887,6 +895,8 @@ def unique_vs_stable_rate(servers, n=20000):
     for kind, (stable, unique) in rows.items():
         info("  %-22s %12.0f %12.0f %8.2f" % (servers[kind].label, stable,
                                               unique, stable / unique))
+    for kind in rows:
+        still_serves(servers[kind], workers[kind])
     if "on" in rows:
         stable, unique = rows["on"]
         check(stable <= 2 * unique, "hpack on: /unique %.0f req/s, under "
