@@ -197,7 +197,19 @@ def by_name(n):
     return (encode_int(62, 4) + lit(b"")) * n
 
 
-# a bomb of name references: each literal refers to a 4000-octet name
+def crumbs(extra):
+    """A block builder: GET /echo and as many references to the entry
+    cookie: a=1 (9 octets each) as fit in the limit, plus extra; nginx
+    joins the crumbs into one cookie header.  In 16 KB frames."""
+    def build(s):
+        n = (HEADER_LIMIT - pseudo(s, b"/echo")[1]) // 9 + extra
+        block = echo_base(s) + idx(62) * n
+        return block, range(16384, len(block), 16384)
+    return build
+
+
+# bombs of name references (each literal refers to a 4000-octet name) and
+# of cookie crumbs
 BOMB_SEQUENCES = {
     "hpack_bomb_of_32_name_references_under_the_limit": (
         "a 4000-octet name entered, then 32 literals with that name",
@@ -205,6 +217,10 @@ BOMB_SEQUENCES = {
     "hpack_bomb_of_33_name_references_over_the_limit": (
         "a 4000-octet name entered, then 33 literals with that name",
         [echo(inc(NAME, b"")), echo(by_name(33))]),
+    "hpack_bomb_of_cookie_crumbs_up_to_the_limit": (
+        "cookie: a=1 entered, then as many references to it as the limit "
+        "allows (14,557), then one more",
+        [echo(inc(b"cookie", b"a=1")), crumbs(0), crumbs(1)]),
 }
 
 
