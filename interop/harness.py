@@ -883,3 +883,33 @@ def request_headers(server, path, extra=(), method="GET"):
     """The pseudo-headers of a GET to server, then extra (name, value)s."""
     return [(":method", method), (":scheme", "http"),
             (":authority", server.authority), (":path", path)] + list(extra)
+
+
+# ------------------------------------------------- representations
+
+REP_KINDS = {0x80: "indexed", 0x40: "incremental", 0x10: "never-indexed",
+             0x00: "without-indexing"}
+
+
+def representations(block):
+    """The representation of every field of a block, in order, as
+    (kind, index): kind one of REP_KINDS' values, index the table index
+    of an indexed field or of a literal's name (0: a literal name).  Size
+    updates are skipped; zip the result with the decoded header list."""
+    out, pos = [], 0
+    while pos < len(block):
+        b = block[pos]
+        if b & 0x80:
+            index, pos = decode_int(block, pos, 7)
+            out.append(("indexed", index))
+            continue
+        if b & 0xe0 == 0x20:
+            _, pos = decode_int(block, pos, 5)
+            continue
+        kind = 0x40 if b & 0x40 else b & 0x10
+        index, pos = decode_int(block, pos, 6 if kind == 0x40 else 4)
+        for _ in range(1 if index else 2):
+            length, pos = decode_int(block, pos, 7)
+            pos += length
+        out.append((REP_KINDS[kind], index))
+    return out

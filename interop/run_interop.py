@@ -25,16 +25,18 @@ from harness import Results, Server
 
 import cases_clients
 import cases_h2
+import cases_hostile
 import cases_load
 import cases_malformed
 
 KINDS = ("on", "small", "off", "nomod", "stock")
 
-# what each version runs: 1.22.1 proves the hook patch ports (cases 1, 2, 5)
+# what each version runs: 1.22.1 proves the hook patch ports (cases 1, 2, 5
+# and the hostile peers)
 SUITES = {
     "1.26.3": ("clients", "h2", "settings", "continuation", "trailers",
-               "malformed", "savings", "memory", "logvars"),
-    "1.22.1": ("clients", "h2", "malformed"),
+               "malformed", "hostile", "savings", "memory", "logvars"),
+    "1.22.1": ("clients", "h2", "malformed", "hostile"),
 }
 
 
@@ -78,6 +80,8 @@ def main():
     servers = {k: Server(args.version, k, slot + (10 if args.version
                                                   != "1.26.3" else 0))
                for slot, k in enumerate(KINDS)}
+    if "hostile" in suites:
+        cases_hostile.configure(servers.values())
     running = {}
     print("interop: nginx %s, servers in %s" % (args.version, harness.WORK),
           flush=True)
@@ -122,6 +126,8 @@ def main():
                 cases_h2.register_trailers(results, s)
         if "malformed" in suites:
             cases_malformed.register(results, order, stock)
+        if "hostile" in suites:
+            cases_hostile.register(results, running)
         if "savings" in suites:
             cases_load.register_savings(results, running)
         if "memory" in suites:
