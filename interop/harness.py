@@ -165,6 +165,11 @@ LOG_FORMAT_HPACK = """\
 """
 
 
+# INTEROP_PORT_SHIFT=N moves every port by N, so that two checkouts can run
+# the suite at the same time
+PORT_SHIFT = int(os.environ.get("INTEROP_PORT_SHIFT", "0"))
+
+
 class Server:
     """One nginx under test.
 
@@ -180,8 +185,8 @@ class Server:
         self.version = version
         self.kind = kind
         self.extra = extra_directives
-        self.h2c_port = 18080 + slot
-        self.tls_port = 18443 + slot
+        self.h2c_port = 18080 + PORT_SHIFT + slot
+        self.tls_port = 18443 + PORT_SHIFT + slot
         suffix = "" if version == "1.26.3" else "-" + version
         variant = "stock" if kind == "stock" else "hpack"
         if version == "1.26.3":

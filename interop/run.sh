@@ -9,6 +9,7 @@
 # python3-h2 for /usr/bin/python3 (make deps installs them).  BUILD moves
 # the build directory as for the rest of the repository (default: build).
 # The servers it starts listen on 127.0.0.1:18080-18094 and 18443-18457
+# (the hostile group adds 18180-18194; INTEROP_PORT_SHIFT=N moves them all)
 # and are stopped at the end, also on failure, Ctrl-C or timeout.
 set -euo pipefail
 
