@@ -111,6 +111,21 @@ constexpr EncodeCodes widen_codes() {
 
 alignas(64) constexpr EncodeCodes kCode = widen_codes();
 
+// kEncodeBits widened, for the same reason: the length pass adds an entry
+// to its sum as it loads it.
+struct EncodeLengths {
+    uint64_t n[256];
+};
+
+constexpr EncodeLengths widen_lengths() {
+    EncodeLengths t{};
+    for (size_t i = 0; i < 256; ++i)
+        t.n[i] = kEncodeBits[i];
+    return t;
+}
+
+alignas(64) constexpr EncodeLengths kLength = widen_lengths();
+
 struct EncodeState {
     uint64_t acc;      // the low `pending` bits are not written yet
     uint8_t* d;
@@ -586,17 +601,21 @@ HPACK_INLINE bool decode_split(Stream& a, const uint8_t* src, size_t n,
 size_t huffman_encoded_length(const uint8_t* src, size_t n) {
     // Four sums: the table loads of neighbouring octets do not wait on one
     // another's adds.
-    size_t b0 = 0, b1 = 0, b2 = 0, b3 = 0;
+    uint64_t b0 = 0, b1 = 0, b2 = 0, b3 = 0;
     size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        b0 += kEncodeBits[src[i]];
-        b1 += kEncodeBits[src[i + 1]];
-        b2 += kEncodeBits[src[i + 2]];
-        b3 += kEncodeBits[src[i + 3]];
+    for (; i + 8 <= n; i += 8) {
+        b0 += kLength.n[src[i]];
+        b1 += kLength.n[src[i + 1]];
+        b2 += kLength.n[src[i + 2]];
+        b3 += kLength.n[src[i + 3]];
+        b0 += kLength.n[src[i + 4]];
+        b1 += kLength.n[src[i + 5]];
+        b2 += kLength.n[src[i + 6]];
+        b3 += kLength.n[src[i + 7]];
     }
     for (; i < n; ++i)
-        b0 += kEncodeBits[src[i]];
-    return (b0 + b1 + b2 + b3 + 7) / 8;
+        b0 += kLength.n[src[i]];
+    return static_cast<size_t>((b0 + b1 + b2 + b3 + 7) / 8);
 }
 
 namespace {
