@@ -96,35 +96,23 @@ HPACK_INLINE void store64_le(uint8_t* p, uint64_t v) {
 
 // ------------------------------------------------------------------ encode
 
-// kEncodeCode widened: a 64-bit table entry is OR-ed into a code as it is
-// loaded (one instruction instead of a load and an OR).
-struct EncodeCodes {
-    uint64_t c[256];
+// An encode table widened to 64-bit entries: x86 ORs a code into a register,
+// or adds a length to a sum, as it loads the entry (one instruction instead
+// of a load and an operation).
+struct Wide {
+    uint64_t v[256];
 };
 
-constexpr EncodeCodes widen_codes() {
-    EncodeCodes t{};
+template <typename T>
+constexpr Wide widen(const T (&table)[256]) {
+    Wide w{};
     for (size_t i = 0; i < 256; ++i)
-        t.c[i] = kEncodeCode[i];
-    return t;
+        w.v[i] = table[i];
+    return w;
 }
 
-alignas(64) constexpr EncodeCodes kCode = widen_codes();
-
-// kEncodeBits widened, for the same reason: the length pass adds an entry
-// to its sum as it loads it.
-struct EncodeLengths {
-    uint64_t n[256];
-};
-
-constexpr EncodeLengths widen_lengths() {
-    EncodeLengths t{};
-    for (size_t i = 0; i < 256; ++i)
-        t.n[i] = kEncodeBits[i];
-    return t;
-}
-
-alignas(64) constexpr EncodeLengths kLength = widen_lengths();
+alignas(64) constexpr Wide kCode = widen(kEncodeCode);
+alignas(64) constexpr Wide kLength = widen(kEncodeBits);
 
 struct EncodeState {
     uint64_t acc;      // the low `pending` bits are not written yet
@@ -149,7 +137,7 @@ HPACK_INLINE void put(EncodeState& st, uint64_t code, unsigned bits) {
 // common path.)
 __attribute__((noinline)) void encode_each_at(EncodeState* st,
                                               const uint8_t* s, int count) {
-    for (int k = 0; k < count; ++k) put(*st, kCode.c[s[k]], kEncodeBits[s[k]]);
+    for (int k = 0; k < count; ++k) put(*st, kCode.v[s[k]], kEncodeBits[s[k]]);
 }
 
 HPACK_INLINE void encode_each(EncodeState& st, const uint8_t* s, int count) {
@@ -604,17 +592,17 @@ size_t huffman_encoded_length(const uint8_t* src, size_t n) {
     uint64_t b0 = 0, b1 = 0, b2 = 0, b3 = 0;
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        b0 += kLength.n[src[i]];
-        b1 += kLength.n[src[i + 1]];
-        b2 += kLength.n[src[i + 2]];
-        b3 += kLength.n[src[i + 3]];
-        b0 += kLength.n[src[i + 4]];
-        b1 += kLength.n[src[i + 5]];
-        b2 += kLength.n[src[i + 6]];
-        b3 += kLength.n[src[i + 7]];
+        b0 += kLength.v[src[i]];
+        b1 += kLength.v[src[i + 1]];
+        b2 += kLength.v[src[i + 2]];
+        b3 += kLength.v[src[i + 3]];
+        b0 += kLength.v[src[i + 4]];
+        b1 += kLength.v[src[i + 5]];
+        b2 += kLength.v[src[i + 6]];
+        b3 += kLength.v[src[i + 7]];
     }
     for (; i < n; ++i)
-        b0 += kLength.n[src[i]];
+        b0 += kLength.v[src[i]];
     return static_cast<size_t>((b0 + b1 + b2 + b3 + 7) / 8);
 }
 
@@ -625,10 +613,10 @@ HPACK_INLINE uint64_t join4(const uint8_t* s, unsigned& bits) {
     const unsigned l1 = kEncodeBits[s[1]], l2 = kEncodeBits[s[2]];
     const unsigned l3 = kEncodeBits[s[3]];
     bits = kEncodeBits[s[0]] + l1 + l2 + l3;
-    uint64_t c = kCode.c[s[0]];
-    c = (c << l1) | kCode.c[s[1]];
-    c = (c << l2) | kCode.c[s[2]];
-    c = (c << l3) | kCode.c[s[3]];
+    uint64_t c = kCode.v[s[0]];
+    c = (c << l1) | kCode.v[s[1]];
+    c = (c << l2) | kCode.v[s[2]];
+    c = (c << l3) | kCode.v[s[3]];
     return c;
 }
 
@@ -687,7 +675,7 @@ size_t huffman_encode(const uint8_t* src, size_t n, uint8_t* dst) {
 
     for (; s < end; ++s) {
         const unsigned l = kEncodeBits[*s];
-        st.acc = (st.acc << l) | kCode.c[*s];
+        st.acc = (st.acc << l) | kCode.v[*s];
         st.pending += l;
         while (st.pending >= 8) {
             st.pending -= 8;
@@ -707,7 +695,7 @@ size_t huffman_encode_with_slack(const uint8_t* src, size_t n, uint8_t* dst) {
         s += 4;
     }
     // One symbol at a time for the last 0..3; whole-word stores still.
-    for (; s < end; ++s) put(st, kCode.c[*s], kEncodeBits[*s]);
+    for (; s < end; ++s) put(st, kCode.v[*s], kEncodeBits[*s]);
     return static_cast<size_t>(encode_finish(st) - dst);
 }
 
