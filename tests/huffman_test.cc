@@ -389,7 +389,7 @@ TEST(HuffmanEncode, WithSlackEqualsExactAndStaysInTheSlack) {
 // half over 57 bits.  Each kind of group after 0-3 ordinary ones, then every
 // tail length that the last four-symbol group and the octet loop handle,
 // into an exact-size heap buffer and with slack.
-TEST(HuffmanEncode, EveryGroupKindAtEveryPosition) {
+TEST(HuffmanEncode, EveryGroupKindWithEveryTail) {
     const Bytes ordinary = bytes("abcdefgh");                // 43 bits
     const std::pair<const char*, Bytes> kinds[] = {
         {"fits", bytes("0123-./:")},                         // 43 bits
