@@ -384,6 +384,46 @@ TEST(HuffmanEncode, WithSlackEqualsExactAndStaysInTheSlack) {
     }
 }
 
+// The encoder takes eight symbols at a time: one store when their codes
+// fit 57 bits, one per half when only the halves do, one per symbol for a
+// half over 57 bits.  Each kind of group after 0-3 ordinary ones, then every
+// tail length that the last four-symbol group and the octet loop handle,
+// into an exact-size heap buffer and with slack.
+TEST(HuffmanEncode, EveryGroupKindWithEveryTail) {
+    const Bytes ordinary = bytes("abcdefgh");                // 43 bits
+    const std::pair<const char*, Bytes> kinds[] = {
+        {"fits", bytes("0123-./:")},                         // 43 bits
+        {"halves", bytes("XZ&*;XZ&")},                       // 64: 32 + 32
+        {"long first half", Bytes{1, 2, 3, 'a', 'b', 'c', 'd', 'e'}},
+        {"long second half", Bytes{'a', 'b', 'c', 'd', 0x80, 0xff, 22, 'e'}},
+        {"long halves", Bytes{1, 2, 3, 4, 5, 6, 7, 8}},
+    };
+    const Bytes tail_pool = {'e', '<', 0x80, 'a', '\\', 'Z', 0x16, '0', '~',
+                             'x', 1, ' ', 'q', 0xfe, '{', 'i', 'o', '`',
+                             0x7f, 's', 't', '^', 'u', 'n'};
+    for (const auto& kind : kinds) {
+        for (int before = 0; before < 4; ++before) {
+            for (size_t tail = 0; tail <= tail_pool.size(); ++tail) {
+                Bytes in;
+                for (int g = 0; g < before; ++g)
+                    in.insert(in.end(), ordinary.begin(), ordinary.end());
+                in.insert(in.end(), kind.second.begin(), kind.second.end());
+                in.insert(in.end(), tail_pool.begin(), tail_pool.begin() + tail);
+                const Bytes want = reference_encode(in);
+                ASSERT_EQ(to_hex(encode(in)), to_hex(want))
+                    << kind.first << " after " << before << " tail " << tail;
+                Bytes out(want.size() + hpack::kHuffmanEncodeSlack);
+                ASSERT_EQ(hpack::huffman_encode_with_slack(in.data(), in.size(),
+                                                           out.data()),
+                          want.size());
+                out.resize(want.size());
+                ASSERT_EQ(to_hex(out), to_hex(want))
+                    << kind.first << " after " << before << " tail " << tail;
+            }
+        }
+    }
+}
+
 TEST(HuffmanEncode, LongCodesOnly) {
     // Groups of codes over 57 bits take the one-code-at-a-time path.
     Bytes in;

@@ -1,7 +1,8 @@
 // HPACK Huffman code (RFC 7541 5.2, Appendix B).
 //
-// Encoding joins the codes of four octets off the accumulator's dependency
-// chain and writes whole 64-bit words while the output has room for them.
+// Encoding joins the codes of eight octets, as two chains of four off the
+// accumulator's dependency chain, and writes them with one 64-bit store
+// when they fit (two otherwise), while the output has room for whole words.
 //
 // Decoding keeps a 64-bit window of the input, MSB first.  Its top 13 bits
 // index kDecode (32 KiB), whose entry holds the complete codes at the start
@@ -95,26 +96,54 @@ HPACK_INLINE void store64_le(uint8_t* p, uint64_t v) {
 
 // ------------------------------------------------------------------ encode
 
+// An encode table widened to 64-bit entries: x86 ORs a code into a register,
+// or adds a length to a sum, as it loads the entry (one instruction instead
+// of a load and an operation).
+struct Wide {
+    uint64_t v[256];
+};
+
+template <typename T>
+constexpr Wide widen(const T (&table)[256]) {
+    Wide w{};
+    for (size_t i = 0; i < 256; ++i)
+        w.v[i] = table[i];
+    return w;
+}
+
+alignas(64) constexpr Wide kCode = widen(kEncodeCode);
+alignas(64) constexpr Wide kLength = widen(kEncodeBits);
+
 struct EncodeState {
     uint64_t acc;      // the low `pending` bits are not written yet
     uint8_t* d;
     unsigned pending;  // < 8 between groups
 };
 
-// Four codes of more than 57 bits together (octets >= 0x80, controls): one
-// code at a time keeps the accumulator within 7 + 30 bits.  Out of line:
-// header text does not get here.
-__attribute__((noinline)) EncodeState encode_long_group(EncodeState st,
-                                                         const uint8_t* s) {
-    for (int k = 0; k < 4; ++k) {
-        const unsigned l = kEncodeBits[s[k]];
-        st.acc = (st.acc << l) | kEncodeCode[s[k]];
-        st.pending += l;
-        store64_be(st.d, st.acc << (64 - st.pending));
-        st.d += st.pending >> 3;
-        st.pending &= 7;
-    }
-    return st;
+// Adds `bits` bits of code to the accumulator and writes them with one
+// 8-octet store that may run up to 8 octets past the last whole octet.
+HPACK_INLINE void put(EncodeState& st, uint64_t code, unsigned bits) {
+    st.acc = (st.acc << bits) | code;
+    st.pending += bits;
+    store64_be(st.d, st.acc << (64 - st.pending));
+    st.d += st.pending >> 3;
+    st.pending &= 7;
+}
+
+// Symbols whose codes together exceed 57 bits (octets >= 0x80, controls):
+// one code at a time keeps the accumulator within 7 + 30 bits.  Out of
+// line: header text does not get here.
+// (A copy goes by reference, so that the state stays in registers on the
+// common path.)
+__attribute__((noinline)) void encode_each_at(EncodeState* st,
+                                              const uint8_t* s, int count) {
+    for (int k = 0; k < count; ++k) put(*st, kCode.v[s[k]], kEncodeBits[s[k]]);
+}
+
+HPACK_INLINE void encode_each(EncodeState& st, const uint8_t* s, int count) {
+    EncodeState copy = st;
+    encode_each_at(&copy, s, count);
+    st = copy;
 }
 
 // ------------------------------------------------------------------ decode
@@ -560,38 +589,62 @@ HPACK_INLINE bool decode_split(Stream& a, const uint8_t* src, size_t n,
 size_t huffman_encoded_length(const uint8_t* src, size_t n) {
     // Four sums: the table loads of neighbouring octets do not wait on one
     // another's adds.
-    size_t b0 = 0, b1 = 0, b2 = 0, b3 = 0;
+    uint64_t b0 = 0, b1 = 0, b2 = 0, b3 = 0;
     size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        b0 += kEncodeBits[src[i]];
-        b1 += kEncodeBits[src[i + 1]];
-        b2 += kEncodeBits[src[i + 2]];
-        b3 += kEncodeBits[src[i + 3]];
+    for (; i + 8 <= n; i += 8) {
+        b0 += kLength.v[src[i]];
+        b1 += kLength.v[src[i + 1]];
+        b2 += kLength.v[src[i + 2]];
+        b3 += kLength.v[src[i + 3]];
+        b0 += kLength.v[src[i + 4]];
+        b1 += kLength.v[src[i + 5]];
+        b2 += kLength.v[src[i + 6]];
+        b3 += kLength.v[src[i + 7]];
     }
     for (; i < n; ++i)
-        b0 += kEncodeBits[src[i]];
-    return (b0 + b1 + b2 + b3 + 7) / 8;
+        b0 += kLength.v[src[i]];
+    return static_cast<size_t>((b0 + b1 + b2 + b3 + 7) / 8);
 }
 
 namespace {
 
-// Four symbols into the accumulator and one 8-octet store; the store may run
-// up to 8 octets past the last whole octet written.
-HPACK_INLINE EncodeState encode_group(EncodeState st, const uint8_t* s) {
+// The codes of s[0..4) joined, and their length in bits (at most 120).
+HPACK_INLINE uint64_t join4(const uint8_t* s, unsigned& bits) {
     const unsigned l1 = kEncodeBits[s[1]], l2 = kEncodeBits[s[2]];
     const unsigned l3 = kEncodeBits[s[3]];
-    const unsigned len = kEncodeBits[s[0]] + l1 + l2 + l3;
-    if (HPACK_UNLIKELY(len > 57)) return encode_long_group(st, s);
-    uint64_t c = kEncodeCode[s[0]];
-    c = (c << l1) | kEncodeCode[s[1]];
-    c = (c << l2) | kEncodeCode[s[2]];
-    c = (c << l3) | kEncodeCode[s[3]];
-    st.acc = (st.acc << len) | c;
-    st.pending += len;
-    store64_be(st.d, st.acc << (64 - st.pending));
-    st.d += st.pending >> 3;
-    st.pending &= 7;
-    return st;
+    bits = kEncodeBits[s[0]] + l1 + l2 + l3;
+    uint64_t c = kCode.v[s[0]];
+    c = (c << l1) | kCode.v[s[1]];
+    c = (c << l2) | kCode.v[s[2]];
+    c = (c << l3) | kCode.v[s[3]];
+    return c;
+}
+
+// Four symbols, one store.
+HPACK_INLINE void encode_group4(EncodeState& st, const uint8_t* s) {
+    unsigned bits;
+    const uint64_t c = join4(s, bits);
+    if (HPACK_UNLIKELY(bits > 57))
+        encode_each(st, s, 4);
+    else
+        put(st, c, bits);
+}
+
+// Eight symbols as two chains of four (their shifts do not wait on each
+// other), one store when the eight fit the accumulator: header values and
+// hex digits (5-6 bits a symbol) nearly always do, random printable text
+// (7.7 on average) often does not and takes two.
+HPACK_INLINE void encode_group8(EncodeState& st, const uint8_t* s) {
+    unsigned la, lb;
+    const uint64_t a = join4(s, la), b = join4(s + 4, lb);
+    if (HPACK_LIKELY(la + lb <= 57)) {
+        put(st, (a << lb) | b, la + lb);
+    } else if (HPACK_UNLIKELY(la > 57 || lb > 57)) {
+        encode_each(st, s, 8);
+    } else {
+        put(st, a, la);
+        put(st, b, lb);
+    }
 }
 
 // RFC 7541 5.2: pad with the most significant bits of EOS (all ones).
@@ -610,15 +663,19 @@ size_t huffman_encode(const uint8_t* src, size_t n, uint8_t* dst) {
     const uint8_t* const end = src + n;
 
     // The 8-octet store may run ahead of the output, so it is used only
-    // while 12 more symbols follow: their 60 bits or more keep those octets
-    // inside the output.
-    if (n >= 16) {
-        for (const uint8_t* const last = end - 16; s <= last; s += 4) st = encode_group(st, s);
+    // while 12 more symbols follow a group: their 60 bits or more keep
+    // those octets inside the output.
+    if (n >= 20) {
+        for (const uint8_t* const last = end - 20; s <= last; s += 8) encode_group8(st, s);
+    }
+    if (end - s >= 16) {
+        encode_group4(st, s);
+        s += 4;
     }
 
     for (; s < end; ++s) {
         const unsigned l = kEncodeBits[*s];
-        st.acc = (st.acc << l) | kEncodeCode[*s];
+        st.acc = (st.acc << l) | kCode.v[*s];
         st.pending += l;
         while (st.pending >= 8) {
             st.pending -= 8;
@@ -632,16 +689,13 @@ size_t huffman_encode_with_slack(const uint8_t* src, size_t n, uint8_t* dst) {
     EncodeState st{0, dst, 0};
     const uint8_t* s = src;
     const uint8_t* const end = src + n;
-    for (; s + 4 <= end; s += 4) st = encode_group(st, s);
-    // One symbol at a time for the last 0..3; whole-word stores still.
-    for (; s < end; ++s) {
-        const unsigned l = kEncodeBits[*s];
-        st.acc = (st.acc << l) | kEncodeCode[*s];
-        st.pending += l;
-        store64_be(st.d, st.acc << (64 - st.pending));
-        st.d += st.pending >> 3;
-        st.pending &= 7;
+    for (; end - s >= 8; s += 8) encode_group8(st, s);
+    if (end - s >= 4) {
+        encode_group4(st, s);
+        s += 4;
     }
+    // One symbol at a time for the last 0..3; whole-word stores still.
+    for (; s < end; ++s) put(st, kCode.v[*s], kEncodeBits[*s]);
     return static_cast<size_t>(encode_finish(st) - dst);
 }
 
