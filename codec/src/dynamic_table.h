@@ -63,6 +63,19 @@ public:
     const uint8_t* name(const Entry& e) const { return arena_ + e.offset; }
     const uint8_t* value(const Entry& e) const { return arena_ + e.offset + e.name_len; }
 
+    // A snapshot for a run of lookups that insert nothing: the fields a
+    // compiler would otherwise reload after every store through a pointer.
+    struct View {
+        Entry*         ring;
+        uint64_t       mask;
+        const uint8_t* arena;
+        uint64_t       next_id;
+        uint32_t       count;
+
+        Entry& by_index(uint32_t index) const { return ring[(next_id - (index - 61)) & mask]; }
+    };
+    View view() { return View{ring_, ring_mask_, arena_, next_id_, count()}; }
+
     // HPACK index (62 = newest) <-> absolute id.
     uint64_t id_of_index(uint32_t index) const { return next_id_ - (index - 61); }
     uint32_t index_of_id(uint64_t id) const {
@@ -84,8 +97,16 @@ public:
             ++first_id_;
             ++n;
         }
-        if (first_id_ == next_id_) arena_tail_ = 0;
+        // The bytes of evicted entries stay where they are until a
+        // compaction: a batch of decoded fields may still point at them.
         return n;
+    }
+
+    // True when inserting an entry of name_len + value_len == bytes moves
+    // no byte of the arena and reuses no descriptor of an entry with an id
+    // of since or later.
+    bool insert_moves_nothing(size_t bytes, uint64_t since) const {
+        return arena_tail_ + bytes <= arena_cap_ && next_id_ - since <= ring_mask_;
     }
 
     // Adds an entry, evicting what it needs (RFC 7541 4.4).  An entry larger
