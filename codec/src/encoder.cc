@@ -22,6 +22,7 @@ namespace hpack {
 namespace {
 
 constexpr uint64_t kNoId = UINT64_MAX;
+constexpr uint64_t kStaticNameKey = 0x8ebc6af09c88c6e3ull;
 
 // Entries of a name's chain compared directly before the name+value index
 // is consulted.
@@ -53,6 +54,23 @@ private:
     static constexpr uint32_t kSize = 512;
     uint32_t slots_[kSize] = {};
 };
+
+// hpack_encode_bound(): two size updates and the slack of whole-word
+// Huffman stores, then per field a representation octet with its index,
+// the name and value with their length prefixes (a literal is never longer
+// than raw).
+constexpr size_t kBlockBound = 2 * kIntegerMaxBytes + kHuffmanEncodeSlack;
+
+inline size_t field_bound(const hpack_header_t& h) {
+    size_t v = h.value_len + kIntegerMaxBytes;
+    if (h.value_literal && h.value_literal_len > v) v = h.value_literal_len;
+    return kIntegerMaxBytes + h.name_len + kIntegerMaxBytes + v;
+}
+
+inline bool is_never(const hpack_header_t& h, unsigned pflags) {
+    return (h.flags & HPACK_FIELD_NEVER_INDEX) || (pflags & HPACK_POLICY_NEVER_INDEX) ||
+           ((pflags & HPACK_POLICY_SHORT_SECRET) && h.value_len < hpack_policy::kShortSecretLen);
+}
 
 size_t string_len(const uint8_t* src, size_t len) {
     const size_t h = huffman_encoded_length(src, len);
@@ -89,7 +107,8 @@ struct hpack_encoder {
 
     bool reserve(size_t size);
     void rebuild_index();
-    void link(uint64_t id, uint64_t name_hash, uint64_t nv_hash);
+    void link(uint64_t id, uint32_t static_name, uint64_t name_hash, uint64_t nv_hash);
+    uint64_t static_name_hash(uint32_t first) const { return hash_mix(seed ^ first, kStaticNameKey); }
     uint64_t find_nv(uint64_t h, const uint8_t* name, size_t nl,
                      const uint8_t* value, size_t vl) const;
     uint64_t find_name(uint64_t h, const uint8_t* name, size_t nl) const;
@@ -103,6 +122,9 @@ struct hpack_encoder {
     uint64_t*           nv_buckets = nullptr;
     uint64_t*           name_buckets = nullptr;
     uint64_t            bucket_mask = 0;
+    // Name chains of the names the static table holds, by first entry: such
+    // a name is found by the static lookup and needs no hash or compare.
+    uint64_t            static_heads[kStaticEntries + 1];
     History             history;
 
     size_t   cap = 0;               // our own maximum
@@ -141,19 +163,24 @@ void hpack_encoder::rebuild_index() {
     // kNoId is all ones.
     memset(nv_buckets, 0xff, (bucket_mask + 1) * sizeof(uint64_t));
     memset(name_buckets, 0xff, (bucket_mask + 1) * sizeof(uint64_t));
+    memset(static_heads, 0xff, sizeof(static_heads));
     for (uint64_t id = table.first_id(); id < table.next_id(); ++id) {
         const auto& e = table.entry(id);
-        link(id, hash_bytes(table.name(e), e.name_len, seed), e.extra.nv_hash);
+        const uint32_t sn = static_name_lookup(table.name(e), e.name_len).first;
+        link(id, sn, sn ? 0 : hash_bytes(table.name(e), e.name_len, seed), e.extra.nv_hash);
     }
 }
 
-void hpack_encoder::link(uint64_t id, uint64_t name_hash, uint64_t nv_hash) {
+void hpack_encoder::link(uint64_t id, uint32_t static_name, uint64_t name_hash,
+                         uint64_t nv_hash) {
     auto& x = table.entry(id).extra;
     x.nv_hash = nv_hash;
     x.nv_next = nv_buckets[nv_hash & bucket_mask];
     nv_buckets[nv_hash & bucket_mask] = id;
-    x.name_next = name_buckets[name_hash & bucket_mask];
-    name_buckets[name_hash & bucket_mask] = id;
+    uint64_t& head = static_name ? static_heads[static_name]
+                                 : name_buckets[name_hash & bucket_mask];
+    x.name_next = head;
+    head = id;
 }
 
 uint64_t hpack_encoder::find_nv(uint64_t h, const uint8_t* name, size_t nl,
@@ -198,32 +225,48 @@ uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p) {
     const size_t nl = h.name_len;
     const size_t vl = h.value_len;
 
-    ++stats.fields;
     stats.plain_bytes += nl + vl;
 
+    // The static table first: a name it holds needs no hash (its dynamic
+    // entries have their own chain) and its policy flags are an array read.
+    // Other names ask the policy only when the dynamic table lacks them.
+    const StaticName sn = static_name_lookup(name, nl);
+    unsigned pflags = sn.first ? policy->lookup_static(sn.first) : 0;
+    bool never = is_never(h, pflags);
+    if (sn.first && !never) {
+        const uint32_t full = static_value_lookup(sn, value, vl);
+        if (full) {
+            *p++ = static_cast<uint8_t>(0x80 | full);
+            ++stats.indexed_static;
+            return p;
+        }
+    }
+
     // A field in the dynamic table is the common case on a warm
-    // connection, and the table only holds what the policy let in, so the
-    // policy need not be asked for it.  The first few entries of the name's
-    // chain are compared directly, which spares hashing the value; only a
-    // name with more entries than that (many values of one name) falls
-    // back to the name+value index, which keeps hostile input O(1).
-    const bool dynamic = table.count() != 0;
-    const bool flagged_never = h.flags & HPACK_FIELD_NEVER_INDEX;
-    const uint64_t name_hash = hash_bytes(name, nl, seed);
+    // connection.  The first few entries of the name's chain are compared
+    // directly, which spares hashing the value; only a name with more
+    // entries than that (many values of one name) falls back to the
+    // name+value index, which keeps hostile input O(1).  The table holds
+    // nothing the policy keeps out, so a never-indexed field finds no value
+    // there, only its name.
+    const uint64_t name_hash = sn.first ? static_name_hash(sn.first)
+                                        : hash_bytes(name, nl, seed);
     uint64_t name_id = kNoId;      // newest entry with this name
     bool name_chain_done = true;   // the whole chain was walked
-    if (dynamic) {
+    if (table.count() != 0) {
         int steps = 0;
-        for (uint64_t id = name_buckets[name_hash & bucket_mask]; table.live(id);
-             id = table.entry(id).extra.name_next) {
+        const uint64_t head = sn.first ? static_heads[sn.first]
+                                       : name_buckets[name_hash & bucket_mask];
+        for (uint64_t id = head; table.live(id); id = table.entry(id).extra.name_next) {
             if (++steps > kNameWalk) {
                 name_chain_done = false;
                 break;
             }
             const auto& e = table.entry(id);
-            if (e.name_len != nl || !equal_bytes(table.name(e), name, nl)) continue;
+            if (!sn.first && (e.name_len != nl || !equal_bytes(table.name(e), name, nl)))
+                continue;
             if (name_id == kNoId) name_id = id;
-            if (!flagged_never && e.value_len == vl && equal_bytes(table.value(e), value, vl)) {
+            if (!never && e.value_len == vl && equal_bytes(table.value(e), value, vl)) {
                 p += encode_integer(p, 0x80, 7, table.index_of_id(id));
                 ++stats.indexed_dynamic;
                 return p;
@@ -235,7 +278,7 @@ uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p) {
     if (!name_chain_done) {
         nv_hash = hash_bytes(value, vl, name_hash);
         have_nv_hash = true;
-        if (!flagged_never) {
+        if (!never) {
             const uint64_t id = find_nv(nv_hash, name, nl, value, vl);
             if (id != kNoId) {
                 p += encode_integer(p, 0x80, 7, table.index_of_id(id));
@@ -243,23 +286,14 @@ uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p) {
                 return p;
             }
         }
-        if (name_id == kNoId) name_id = find_name(name_hash, name, nl);
+        if (name_id == kNoId && !sn.first) name_id = find_name(name_hash, name, nl);
+    }
+    if (!sn.first) {
+        pflags = policy->lookup_other(name, nl);
+        never = is_never(h, pflags);
     }
 
-    const unsigned pflags = policy->lookup(name, nl);
-    const bool never = (h.flags & HPACK_FIELD_NEVER_INDEX) ||
-                       (pflags & HPACK_POLICY_NEVER_INDEX) ||
-                       ((pflags & HPACK_POLICY_SHORT_SECRET) &&
-                        vl < hpack_policy::kShortSecretLen);
-
-    const StaticMatch sm = static_lookup(name, nl, value, vl);
-    if (sm.full_index && !never) {
-        *p++ = static_cast<uint8_t>(0x80 | sm.full_index);
-        ++stats.indexed_static;
-        return p;
-    }
-
-    uint32_t name_index = sm.name_index;
+    uint32_t name_index = sn.first;
     if (!name_index && name_id != kNoId) name_index = table.index_of_id(name_id);
 
     const size_t entry_size = nl + vl + HPACK_ENTRY_OVERHEAD;
@@ -302,7 +336,7 @@ uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p) {
         if (!have_nv_hash) nv_hash = hash_bytes(value, vl, name_hash);
         uint32_t evicted;
         if (table.insert(name, nl, value, vl, &evicted)) {
-            link(table.next_id() - 1, name_hash, nv_hash);
+            link(table.next_id() - 1, sn.first, name_hash, nv_hash);
             ++stats.insertions;
         }
         stats.evictions += evicted;
@@ -363,27 +397,22 @@ HPACK_API int hpack_encoder_set_peer_table_size(hpack_encoder_t* enc, size_t siz
 
 HPACK_API size_t hpack_encode_bound(const hpack_encoder_t*, const hpack_header_t* headers,
                                     size_t n) {
-    // Two size updates, then per field a representation octet with its
-    // index, the name and value with their length prefixes (a literal is
-    // never longer than raw), and the slack of whole-word Huffman stores.
-    size_t bound = 2 * kIntegerMaxBytes + kHuffmanEncodeSlack;
-    for (size_t i = 0; i < n; ++i) {
-        const hpack_header_t& h = headers[i];
-        size_t v = h.value_len + kIntegerMaxBytes;
-        if (h.value_literal && h.value_literal_len > v) v = h.value_literal_len;
-        bound += kIntegerMaxBytes + h.name_len + kIntegerMaxBytes + v;
-    }
+    size_t bound = kBlockBound;
+    for (size_t i = 0; i < n; ++i) bound += field_bound(headers[i]);
     return bound;
 }
 
 HPACK_API int hpack_encode(hpack_encoder_t* enc, const hpack_header_t* headers, size_t n,
                            uint8_t* out, size_t out_cap, size_t* out_len) {
-    if (out_cap < hpack_encode_bound(enc, headers, n)) return HPACK_E_BUFFER;
+    // One pass checks the arguments and the bound (hpack_encode_bound()).
+    size_t bound = kBlockBound;
     for (size_t i = 0; i < n; ++i) {
         const hpack_header_t& h = headers[i];
         if (h.name_len == 0 || h.name_len > UINT32_MAX || h.value_len > UINT32_MAX)
             return HPACK_E_ARGUMENT;
+        bound += field_bound(h);
     }
+    if (out_cap < bound) return HPACK_E_BUFFER;
     uint8_t* p = out;
     if (enc->update_pending) p = enc->emit_size_updates(p);
     for (size_t i = 0; i < n; ++i) p = enc->encode_field(headers[i], p);
@@ -411,4 +440,7 @@ HPACK_API size_t hpack_encoder_table_entries(const hpack_encoder_t* enc) {
 
 HPACK_API void hpack_encoder_stats(const hpack_encoder_t* enc, hpack_stats_t* stats) {
     *stats = enc->stats;
+    // Every field is exactly one of four kinds: the total is not kept apart.
+    stats->fields = stats->indexed_static + stats->indexed_dynamic +
+                    stats->name_indexed + stats->literal_names;
 }

@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "hash.h"
+
 namespace hpack {
 
 namespace {
@@ -22,6 +24,7 @@ constexpr uint32_t name_hash(const char* p, size_t n) {
 
 struct NameIndex {
     uint8_t slot[kSlots] = {};
+    uint8_t run[kStaticEntries + 1] = {};   // entries sharing the name, at its first
 };
 
 constexpr bool same_name(const StaticEntry& a, const StaticEntry& b) {
@@ -38,41 +41,40 @@ constexpr NameIndex build_index(const StaticEntry* t) {
         uint32_t s = name_hash(t[i].name, t[i].name_len);
         while (ix.slot[s] != 0) s = (s + 1) & (kSlots - 1);
         ix.slot[s] = static_cast<uint8_t>(i);
+        uint32_t j = i;
+        while (j <= kStaticEntries && same_name(t[j], t[i])) ++j;
+        ix.run[i] = static_cast<uint8_t>(j - i);
     }
     return ix;
 }
-
 
 constexpr NameIndex kIndex = build_index(kStaticTable);
 
 }  // namespace
 
-StaticMatch static_lookup(const uint8_t* name, size_t name_len,
-                          const uint8_t* value, size_t value_len) {
-    StaticMatch m{0, 0};
+StaticName static_name_lookup(const uint8_t* name, size_t name_len) {
     // Static names are 3 to 27 octets long.
-    if (name_len < 3 || name_len > 27) return m;
+    if (name_len < 3 || name_len > 27) return StaticName{0, 0};
     uint32_t s = name_hash(reinterpret_cast<const char*>(name), name_len);
     for (;;) {
         const uint32_t i = kIndex.slot[s];
-        if (i == 0) return m;
+        if (i == 0) return StaticName{0, 0};
         const StaticEntry& e = kStaticTable[i];
-        if (e.name_len == name_len && memcmp(e.name, name, name_len) == 0) {
-            m.name_index = i;
-            break;
-        }
+        if (e.name_len == name_len &&
+            equal_bytes(reinterpret_cast<const uint8_t*>(e.name), name, name_len))
+            return StaticName{i, kIndex.run[i]};
         s = (s + 1) & (kSlots - 1);
     }
-    for (uint32_t i = m.name_index; i <= kStaticEntries; ++i) {
+}
+
+uint32_t static_value_scan(StaticName sn, const uint8_t* value, size_t value_len) {
+    for (uint32_t i = sn.first; i < sn.first + sn.count; ++i) {
         const StaticEntry& e = kStaticTable[i];
-        if (e.name_len != name_len || memcmp(e.name, name, name_len) != 0)
-            break;
-        if (e.value_len == value_len && memcmp(e.value, value, value_len) == 0) {
-            m.full_index = i;
-            break;
-        }
+        if (e.value_len == value_len &&
+            equal_bytes(reinterpret_cast<const uint8_t*>(e.value), value, value_len))
+            return i;
     }
-    return m;
+    return 0;
 }
 
 }  // namespace hpack

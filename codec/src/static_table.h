@@ -88,15 +88,24 @@ inline constexpr StaticEntry kStaticTable[kStaticEntries + 1] = {
 #undef E
 #undef HPACK_STATIC_ENTRY
 
-struct StaticMatch {
-    uint32_t name_index;   // first entry with this name, 0 if none
-    uint32_t full_index;   // entry with this name and value, 0 if none
+// The entries that share a name, as found by static_name_lookup(): first
+// is 0 when no entry has the name.
+struct StaticName {
+    uint32_t first;   // the first entry with the name (its name index)
+    uint32_t count;   // consecutive entries with it (:status has seven)
 };
 
-// Looks a field up: one hash probe on the name, then a scan of the at most
-// seven consecutive entries that share it (:status has seven values).
-StaticMatch static_lookup(const uint8_t* name, size_t name_len,
-                          const uint8_t* value, size_t value_len);
+// One hash probe on the name (rarely two), one comparison of the octets.
+StaticName static_name_lookup(const uint8_t* name, size_t name_len);
+
+// The entry among those of sn whose value is value, or 0.  Only five names
+// have entries with non-empty values: the others end at the length.
+uint32_t static_value_scan(StaticName sn, const uint8_t* value, size_t value_len);
+
+inline uint32_t static_value_lookup(StaticName sn, const uint8_t* value, size_t value_len) {
+    if (sn.count == 1 && kStaticTable[sn.first].value_len != value_len) return 0;
+    return static_value_scan(sn, value, value_len);
+}
 
 }  // namespace hpack
 
