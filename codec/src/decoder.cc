@@ -102,7 +102,6 @@ struct hpack_decoder {
               size_t* used);
     inline int resolve(uint32_t index, hpack_field_t* f);
     inline int check_limits(size_t name_len, size_t value_len) const;
-    inline bool decode_indexed(const uint8_t* p, hpack_field_t* field);
     size_t decode_indexed_run(const uint8_t** pos, const uint8_t* end,
                               hpack_field_t* fields, size_t max_fields);
     int field_done(hpack_field_t* f) {
@@ -440,59 +439,21 @@ HPACK_API void hpack_decode_begin(hpack_decoder_t* dec) {
     dec->fast = dec->ready && !dec->update_required;
 }
 
-// The fast path: a one-octet indexed field in an unsplit block, the bulk of
-// a warm connection's traffic.  A static entry is one copy of a field
-// prepared at load time; a dynamic one reads its descriptor.  False for
-// anything else (a longer index, a limit reached): the full path parses the
-// octet again and reports it.
-inline bool hpack_decoder::decode_indexed(const uint8_t* p, hpack_field_t* field) {
-    const uint32_t index = static_cast<uint32_t>(*p) - 0x80;   // 0..127 if indexed
-    size_t n;
-    if (index - 1 < kStaticEntries) {
-        const StaticField& s = kStaticFields.f[index];
-        n = s.size;
-        if (HPACK_UNLIKELY(n > max_field || n + HPACK_ENTRY_OVERHEAD > list_room))
-            return false;
-        *field = s.field;
-        ++stats.indexed_static;
-    } else if (index - (kStaticEntries + 1) < table.count() && index < 0x7f) {
-        auto& e = table.entry(table.id_of_index(index));
-        n = size_t{e.name_len} + e.value_len;
-        if (HPACK_UNLIKELY(n > max_field || n + HPACK_ENTRY_OVERHEAD > list_room))
-            return false;
-        field->name = table.name(e);
-        field->name_len = e.name_len;
-        field->value = field->name + e.name_len;
-        field->value_len = e.value_len;
-        field->representation = HPACK_REP_INDEXED;
-        field->index = index;
-        field->static_index = 0;
-        field->memo = &e.extra;
-        field->name_memo = &e.extra;
-        ++stats.indexed_dynamic;
-    } else {
-        return false;
-    }
-    ++stats.wire_bytes;
-    field_seen = true;
-    list_room -= n + HPACK_ENTRY_OVERHEAD;
-    stats.plain_bytes += n;
-    return true;
-}
-
 HPACK_API int hpack_decode_field(hpack_decoder_t* dec, const uint8_t** pos,
                                  const uint8_t* end, int last, hpack_field_t* field) {
-    const uint8_t* p = *pos;
-    if (HPACK_LIKELY(p < end && dec->fast && dec->decode_indexed(p, field))) {
-        *pos = p + 1;
+    if (HPACK_LIKELY(dec->fast && *pos < end && (**pos & 0x80) &&
+                     dec->decode_indexed_run(pos, end, field, 1)))
         return HPACK_OK;
-    }
     return dec->decode_slow(pos, end, last, field);
 }
 
-// decode_indexed() over consecutive one-octet indexed fields, with the
-// decoder's state in locals: nothing is reloaded after each field's stores.
-// Returns the number of fields; *pos is advanced over them.
+// The fast path: one-octet indexed fields in an unsplit block, the bulk of
+// a warm connection's traffic, with the decoder's state in locals (nothing
+// is reloaded after each field's stores).  A static entry is one copy of a
+// field prepared at load time; a dynamic one reads its descriptor.  Stops
+// at anything else (a longer index, a limit reached): the full path parses
+// that octet again and reports it.  Returns the number of fields; *pos is
+// advanced over them.
 size_t hpack_decoder::decode_indexed_run(const uint8_t** pos, const uint8_t* end,
                                          hpack_field_t* fields, size_t max_fields) {
     const uint8_t* const start = *pos;
