@@ -39,14 +39,17 @@ public:
     explicit DynamicTable(const Allocator& a) : alloc_(a) {}
     ~DynamicTable() {
         alloc_.free(ring_);
-        alloc_.free(arena_);
     }
     DynamicTable(const DynamicTable&) = delete;
     DynamicTable& operator=(const DynamicTable&) = delete;
 
     // Makes room for a table of up to max_size; keeps the entries.  False on
-    // allocation failure (the table is unchanged).
-    bool reserve(size_t max_size);
+    // allocation failure (the table is unchanged).  One allocation holds the
+    // ring, extra_per_slot octets per ring slot for the owner (*extra, 8-octet
+    // aligned; set only when the storage was replaced, else nullptr) and the
+    // arena: a new connection pays for one allocation, not three.
+    bool reserve(size_t max_size, size_t extra_per_slot = 0, void** extra = nullptr);
+    uint64_t ring_capacity() const { return ring_mask_ + 1; }
 
     size_t size() const { return size_; }
     size_t max_size() const { return max_size_; }
@@ -168,19 +171,19 @@ private:
 };
 
 template <class Extra>
-bool DynamicTable<Extra>::reserve(size_t max_size) {
+bool DynamicTable<Extra>::reserve(size_t max_size, size_t extra_per_slot, void** extra) {
+    if (extra) *extra = nullptr;
     if (max_size <= reserved_ && ring_) return true;
     // Every entry takes at least 32 octets.
     size_t ring_cap = 1;
     while (ring_cap < max_size / HPACK_ENTRY_OVERHEAD) ring_cap <<= 1;
     const size_t arena_cap = 2 * max_size;
-    Entry* ring = static_cast<Entry*>(alloc_.alloc(ring_cap * sizeof(Entry)));
-    uint8_t* arena = arena_cap ? static_cast<uint8_t*>(alloc_.alloc(arena_cap)) : nullptr;
-    if (!ring || (arena_cap && !arena)) {
-        alloc_.free(ring);
-        alloc_.free(arena);
-        return false;
-    }
+    const size_t ring_bytes = (ring_cap * sizeof(Entry) + 7) & ~size_t{7};
+    const size_t extra_bytes = ring_cap * extra_per_slot;
+    uint8_t* block = static_cast<uint8_t*>(alloc_.alloc(ring_bytes + extra_bytes + arena_cap));
+    if (!block) return false;
+    Entry* ring = reinterpret_cast<Entry*>(block);
+    uint8_t* arena = block + ring_bytes + extra_bytes;
     // Copy the live entries, compacted, into the new storage.
     size_t tail = 0;
     for (uint64_t id = first_id_; id < next_id_; ++id) {
@@ -192,13 +195,13 @@ bool DynamicTable<Extra>::reserve(size_t max_size) {
         ring[id & (ring_cap - 1)] = e;
     }
     alloc_.free(ring_);
-    alloc_.free(arena_);
     ring_ = ring;
     ring_mask_ = ring_cap - 1;
     arena_ = arena;
     arena_cap_ = arena_cap;
     arena_tail_ = tail;
     reserved_ = max_size;
+    if (extra) *extra = block + ring_bytes;
     return true;
 }
 

@@ -92,6 +92,27 @@ size_t string_encode(const uint8_t* src, size_t len, uint8_t* dst, bool with_sla
     return n + len;
 }
 
+// string_encode() inside a block, dst having room octets: when the worst
+// case fits (30 bits per octet, RFC 7541 B), the Huffman code is written at
+// once behind a length prefix sized for the raw string, and raw octets
+// replace it when it is not shorter.  That spares the length pass, which
+// costs about as much as the encoding; tight room falls back to it.
+size_t string_encode_in_block(const uint8_t* src, size_t len, uint8_t* dst, size_t room) {
+    const size_t pre = integer_length(7, static_cast<uint32_t>(len));
+    if (room < pre + (len * 30 + 7) / 8 + kHuffmanEncodeSlack)
+        return string_encode(src, len, dst, true);
+    const size_t h = huffman_encode_with_slack(src, len, dst + pre);
+    if (h < len) {
+        const size_t hpre = integer_length(7, static_cast<uint32_t>(h));
+        if (hpre != pre) memmove(dst + hpre, dst + pre, h);
+        encode_integer(dst, 0x80, 7, static_cast<uint32_t>(h));
+        return hpre + h;
+    }
+    encode_integer(dst, 0x00, 7, static_cast<uint32_t>(len));
+    if (len) memcpy(dst + pre, src, len);
+    return pre + len;
+}
+
 }  // namespace
 }  // namespace hpack
 
@@ -100,10 +121,6 @@ using namespace hpack;
 struct hpack_encoder {
     hpack_encoder(const Allocator& a, const hpack_policy* p)
         : alloc(a), table(a), policy(p) {}
-    ~hpack_encoder() {
-        alloc.free(nv_buckets);
-        alloc.free(name_buckets);
-    }
 
     bool reserve(size_t size);
     void rebuild_index();
@@ -112,7 +129,10 @@ struct hpack_encoder {
     uint64_t find_nv(uint64_t h, const uint8_t* name, size_t nl,
                      const uint8_t* value, size_t vl) const;
     uint64_t find_name(uint64_t h, const uint8_t* name, size_t nl) const;
-    uint8_t* encode_field(const hpack_header_t& h, uint8_t* p);
+    inline uint8_t* encode_field(const hpack_header_t& h, uint8_t* p);
+    __attribute__((noinline)) uint8_t* encode_literal(const hpack_header_t& h, uint8_t* p,
+                                                      StaticName sn, uint64_t name_hash,
+                                                      uint64_t name_id, bool name_chain_done);
     uint8_t* emit_size_updates(uint8_t* p);
 
     Allocator           alloc;
@@ -122,6 +142,7 @@ struct hpack_encoder {
     uint64_t*           nv_buckets = nullptr;
     uint64_t*           name_buckets = nullptr;
     uint64_t            bucket_mask = 0;
+    uint8_t*            out_end = nullptr;  // of the block being encoded
     // Name chains of the names the static table holds, by first entry: such
     // a name is found by the static lookup and needs no hash or compare.
     uint64_t            static_heads[kStaticEntries + 1];
@@ -137,24 +158,16 @@ struct hpack_encoder {
 };
 
 bool hpack_encoder::reserve(size_t size) {
-    if (!table.reserve(size)) return false;
-    // One bucket per entry the table can hold: chains of one on average
-    // when full, and little to clear for a new connection.
-    size_t buckets = 1;
-    while (buckets < size / HPACK_ENTRY_OVERHEAD) buckets <<= 1;
-    if (buckets - 1 <= bucket_mask && nv_buckets) return true;
-    uint64_t* nv = static_cast<uint64_t*>(alloc.alloc(buckets * sizeof(uint64_t)));
-    uint64_t* nm = static_cast<uint64_t*>(alloc.alloc(buckets * sizeof(uint64_t)));
-    if (!nv || !nm) {
-        alloc.free(nv);
-        alloc.free(nm);
-        return false;
-    }
-    alloc.free(nv_buckets);
-    alloc.free(name_buckets);
-    nv_buckets = nv;
-    name_buckets = nm;
-    bucket_mask = buckets - 1;
+    // One bucket of each index per entry the table can hold: chains of one
+    // on average when full, and little to clear for a new connection.  The
+    // buckets live in the table's allocation and are rebuilt with it.
+    void* buckets;
+    if (!table.reserve(size, 2 * sizeof(uint64_t), &buckets)) return false;
+    if (!buckets) return true;
+    const uint64_t n = table.ring_capacity();
+    nv_buckets = static_cast<uint64_t*>(buckets);
+    name_buckets = nv_buckets + n;
+    bucket_mask = n - 1;
     rebuild_index();
     return true;
 }
@@ -219,20 +232,17 @@ uint8_t* hpack_encoder::emit_size_updates(uint8_t* p) {
     return p;
 }
 
-uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p) {
+inline uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p) {
     const uint8_t* name = h.name;
     const uint8_t* value = h.value;
     const size_t nl = h.name_len;
     const size_t vl = h.value_len;
 
-    stats.plain_bytes += nl + vl;
-
     // The static table first: a name it holds needs no hash (its dynamic
     // entries have their own chain) and its policy flags are an array read.
     // Other names ask the policy only when the dynamic table lacks them.
     const StaticName sn = static_name_lookup(name, nl);
-    unsigned pflags = sn.first ? policy->lookup_static(sn.first) : 0;
-    bool never = is_never(h, pflags);
+    const bool never = is_never(h, sn.first ? policy->lookup_static(sn.first) : 0);
     if (sn.first && !never) {
         const uint32_t full = static_value_lookup(sn, value, vl);
         if (full) {
@@ -273,6 +283,22 @@ uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p) {
             }
         }
     }
+    return encode_literal(h, p, sn, name_hash, name_id, name_chain_done);
+}
+
+// Everything but a fully indexed field: the name+value index when the name's
+// chain was too long to walk, the policy, and the literal representation.
+uint8_t* hpack_encoder::encode_literal(const hpack_header_t& h, uint8_t* p, StaticName sn,
+                                       uint64_t name_hash, uint64_t name_id,
+                                       bool name_chain_done) {
+    const uint8_t* name = h.name;
+    const uint8_t* value = h.value;
+    const size_t nl = h.name_len;
+    const size_t vl = h.value_len;
+    const unsigned pflags = sn.first ? policy->lookup_static(sn.first)
+                                     : policy->lookup_other(name, nl);
+    const bool never = is_never(h, pflags);
+
     uint64_t nv_hash = 0;
     bool have_nv_hash = false;
     if (!name_chain_done) {
@@ -287,10 +313,6 @@ uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p) {
             }
         }
         if (name_id == kNoId && !sn.first) name_id = find_name(name_hash, name, nl);
-    }
-    if (!sn.first) {
-        pflags = policy->lookup_other(name, nl);
-        never = is_never(h, pflags);
     }
 
     uint32_t name_index = sn.first;
@@ -323,13 +345,13 @@ uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p) {
         ++stats.name_indexed;
     } else {
         ++stats.literal_names;
-        p += string_encode(name, nl, p, true);
+        p += string_encode_in_block(name, nl, p, static_cast<size_t>(out_end - p));
     }
     if (h.value_literal) {
         memcpy(p, h.value_literal, h.value_literal_len);
         p += h.value_literal_len;
     } else {
-        p += string_encode(value, vl, p, true);
+        p += string_encode_in_block(value, vl, p, static_cast<size_t>(out_end - p));
     }
 
     if (index) {
@@ -405,16 +427,19 @@ HPACK_API size_t hpack_encode_bound(const hpack_encoder_t*, const hpack_header_t
 HPACK_API int hpack_encode(hpack_encoder_t* enc, const hpack_header_t* headers, size_t n,
                            uint8_t* out, size_t out_cap, size_t* out_len) {
     // One pass checks the arguments and the bound (hpack_encode_bound()).
-    size_t bound = kBlockBound;
+    size_t bound = kBlockBound, plain = 0;
     for (size_t i = 0; i < n; ++i) {
         const hpack_header_t& h = headers[i];
         if (h.name_len == 0 || h.name_len > UINT32_MAX || h.value_len > UINT32_MAX)
             return HPACK_E_ARGUMENT;
         bound += field_bound(h);
+        plain += h.name_len + h.value_len;
     }
     if (out_cap < bound) return HPACK_E_BUFFER;
+    enc->stats.plain_bytes += plain;
     uint8_t* p = out;
     if (enc->update_pending) p = enc->emit_size_updates(p);
+    enc->out_end = out + out_cap;
     for (size_t i = 0; i < n; ++i) p = enc->encode_field(headers[i], p);
     *out_len = static_cast<size_t>(p - out);
     enc->stats.wire_bytes += *out_len;
