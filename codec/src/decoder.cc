@@ -384,12 +384,15 @@ HPACK_API hpack_decoder_t* hpack_decoder_create(const hpack_allocator_t* allocat
                                                 size_t settings_table_size) {
     if (settings_table_size > HPACK_MAX_TABLE_SIZE) return nullptr;
     Allocator a(allocator);
-    hpack_decoder_t* d = a.make<hpack_decoder>(a);
+    // One allocation: the decoder, its table and the scratch of a batch.
+    const size_t table_bytes =
+        DynamicTable<hpack_memo_t>::storage_size(settings_table_size, 0);
+    const size_t table_room = (table_bytes + 15) & ~size_t{15};
+    hpack_decoder_t* d = a.make_with_tail<hpack_decoder>(table_room + kBatchScratch, a);
     if (!d) return nullptr;
-    if (!d->table.reserve(settings_table_size)) {
-        a.destroy(d);
-        return nullptr;
-    }
+    uint8_t* tail = Allocator::tail_of(d);
+    d->table.reserve(settings_table_size, 0, nullptr, tail);
+    d->scratch.adopt(tail + table_room, kBatchScratch);
     d->settings_size = settings_table_size;
     // RFC 7541 4.2: the table starts at the protocol's initial 4096; a
     // larger setting only permits the peer to raise it with an update.
@@ -462,10 +465,11 @@ size_t hpack_decoder::decode_indexed_run(const uint8_t** pos, const uint8_t* end
     const size_t field_max = max_field;
     size_t room = list_room;
     uint64_t n_static = 0, plain = 0;
-    size_t k = 0;
-    for (; k < max_fields && p < end; ++k, ++p) {
+    const uint8_t* const stop =
+        static_cast<size_t>(end - p) > max_fields ? p + max_fields : end;
+    hpack_field_t* field = fields;
+    for (; p < stop; ++p, ++field) {
         const uint32_t index = static_cast<uint32_t>(*p) - 0x80;   // 0..127 if indexed
-        hpack_field_t* field = fields + k;
         size_t n;
         if (index - 1 < kStaticEntries) {
             const StaticField& s = kStaticFields.f[index];
@@ -492,6 +496,7 @@ size_t hpack_decoder::decode_indexed_run(const uint8_t** pos, const uint8_t* end
         room -= n + HPACK_ENTRY_OVERHEAD;
         plain += n;
     }
+    const size_t k = static_cast<size_t>(p - start);
     if (k) {
         *pos = p;
         list_room = room;
@@ -517,6 +522,19 @@ HPACK_API int hpack_decode_fields(hpack_decoder_t* dec, const uint8_t** pos,
                 n += dec->decode_indexed_run(pos, end, fields + n, max_fields - n);
                 if (n == max_fields) {
                     rc = HPACK_OK;
+                    break;
+                }
+                if (*pos == end) {
+                    // The piece ends after the run: what decode_any() does
+                    // with an empty piece and nothing buffered or due.
+                    if (last) {
+                        dec->ready = false;
+                        dec->fast = false;
+                        ++dec->stats.blocks;
+                        rc = HPACK_BLOCK_END;
+                    } else {
+                        rc = HPACK_NEED_MORE;
+                    }
                     break;
                 }
             }

@@ -38,7 +38,7 @@ public:
 
     explicit DynamicTable(const Allocator& a) : alloc_(a) {}
     ~DynamicTable() {
-        alloc_.free(ring_);
+        if (owned_) alloc_.free(ring_);
     }
     DynamicTable(const DynamicTable&) = delete;
     DynamicTable& operator=(const DynamicTable&) = delete;
@@ -48,7 +48,15 @@ public:
     // ring, extra_per_slot octets per ring slot for the owner (*extra, 8-octet
     // aligned; set only when the storage was replaced, else nullptr) and the
     // arena: a new connection pays for one allocation, not three.
-    bool reserve(size_t max_size, size_t extra_per_slot = 0, void** extra = nullptr);
+    // storage, when given, is storage_size(max_size, extra_per_slot) octets
+    // the caller allocated with the table's owner (one allocation for a new
+    // connection's whole object) and frees with it.
+    bool reserve(size_t max_size, size_t extra_per_slot = 0, void** extra = nullptr,
+                 void* storage = nullptr);
+    static size_t storage_size(size_t max_size, size_t extra_per_slot) {
+        const size_t ring_cap = ring_capacity_for(max_size);
+        return ring_bytes(ring_cap) + ring_cap * extra_per_slot + 2 * max_size;
+    }
     uint64_t ring_capacity() const { return ring_mask_ + 1; }
 
     size_t size() const { return size_; }
@@ -157,7 +165,18 @@ private:
         arena_tail_ -= head;
     }
 
+    // Every entry takes at least 32 octets.
+    static size_t ring_capacity_for(size_t max_size) {
+        size_t ring_cap = 1;
+        while (ring_cap < max_size / HPACK_ENTRY_OVERHEAD) ring_cap <<= 1;
+        return ring_cap;
+    }
+    static size_t ring_bytes(size_t ring_cap) {
+        return (ring_cap * sizeof(Entry) + 7) & ~size_t{7};
+    }
+
     Allocator alloc_;
+    bool      owned_ = false;   // ring_'s block came from alloc_
     Entry*    ring_ = nullptr;
     uint64_t  ring_mask_ = 0;
     uint8_t*  arena_ = nullptr;
@@ -171,19 +190,19 @@ private:
 };
 
 template <class Extra>
-bool DynamicTable<Extra>::reserve(size_t max_size, size_t extra_per_slot, void** extra) {
+bool DynamicTable<Extra>::reserve(size_t max_size, size_t extra_per_slot, void** extra,
+                                  void* storage) {
     if (extra) *extra = nullptr;
     if (max_size <= reserved_ && ring_) return true;
-    // Every entry takes at least 32 octets.
-    size_t ring_cap = 1;
-    while (ring_cap < max_size / HPACK_ENTRY_OVERHEAD) ring_cap <<= 1;
+    const size_t ring_cap = ring_capacity_for(max_size);
     const size_t arena_cap = 2 * max_size;
-    const size_t ring_bytes = (ring_cap * sizeof(Entry) + 7) & ~size_t{7};
+    const size_t rbytes = ring_bytes(ring_cap);
     const size_t extra_bytes = ring_cap * extra_per_slot;
-    uint8_t* block = static_cast<uint8_t*>(alloc_.alloc(ring_bytes + extra_bytes + arena_cap));
+    uint8_t* block = storage ? static_cast<uint8_t*>(storage)
+                             : static_cast<uint8_t*>(alloc_.alloc(rbytes + extra_bytes + arena_cap));
     if (!block) return false;
     Entry* ring = reinterpret_cast<Entry*>(block);
-    uint8_t* arena = block + ring_bytes + extra_bytes;
+    uint8_t* arena = block + rbytes + extra_bytes;
     // Copy the live entries, compacted, into the new storage.
     size_t tail = 0;
     for (uint64_t id = first_id_; id < next_id_; ++id) {
@@ -194,14 +213,15 @@ bool DynamicTable<Extra>::reserve(size_t max_size, size_t extra_per_slot, void**
         tail += bytes;
         ring[id & (ring_cap - 1)] = e;
     }
-    alloc_.free(ring_);
+    if (owned_) alloc_.free(ring_);
+    owned_ = storage == nullptr;
     ring_ = ring;
     ring_mask_ = ring_cap - 1;
     arena_ = arena;
     arena_cap_ = arena_cap;
     arena_tail_ = tail;
     reserved_ = max_size;
-    if (extra) *extra = block + ring_bytes;
+    if (extra) *extra = block + rbytes;
     return true;
 }
 

@@ -22,6 +22,8 @@ namespace hpack {
 namespace {
 
 constexpr uint64_t kNoId = UINT64_MAX;
+// The name+value and name buckets, one each per ring slot.
+constexpr size_t kBucketBytesPerSlot = 2 * sizeof(uint64_t);
 constexpr uint64_t kStaticNameKey = 0x8ebc6af09c88c6e3ull;
 
 // Entries of a name's chain compared directly before the name+value index
@@ -122,14 +124,15 @@ struct hpack_encoder {
     hpack_encoder(const Allocator& a, const hpack_policy* p)
         : alloc(a), table(a), policy(p) {}
 
-    bool reserve(size_t size);
+    bool reserve(size_t size, void* storage = nullptr);
     void rebuild_index();
     void link(uint64_t id, uint32_t static_name, uint64_t name_hash, uint64_t nv_hash);
     uint64_t static_name_hash(uint32_t first) const { return hash_mix(seed ^ first, kStaticNameKey); }
     uint64_t find_nv(uint64_t h, const uint8_t* name, size_t nl,
                      const uint8_t* value, size_t vl) const;
     uint64_t find_name(uint64_t h, const uint8_t* name, size_t nl) const;
-    inline uint8_t* encode_field(const hpack_header_t& h, uint8_t* p);
+    __attribute__((always_inline)) inline uint8_t* encode_field(const hpack_header_t& h,
+                                                                uint8_t* p);
     __attribute__((noinline)) uint8_t* encode_literal(const hpack_header_t& h, uint8_t* p,
                                                       StaticName sn, uint64_t name_hash,
                                                       uint64_t name_id, bool name_chain_done);
@@ -157,12 +160,12 @@ struct hpack_encoder {
     hpack_stats_t stats{};
 };
 
-bool hpack_encoder::reserve(size_t size) {
+bool hpack_encoder::reserve(size_t size, void* storage) {
     // One bucket of each index per entry the table can hold: chains of one
     // on average when full, and little to clear for a new connection.  The
     // buckets live in the table's allocation and are rebuilt with it.
     void* buckets;
-    if (!table.reserve(size, 2 * sizeof(uint64_t), &buckets)) return false;
+    if (!table.reserve(size, kBucketBytesPerSlot, &buckets, storage)) return false;
     if (!buckets) return true;
     const uint64_t n = table.ring_capacity();
     nv_buckets = static_cast<uint64_t*>(buckets);
@@ -373,19 +376,19 @@ HPACK_API hpack_encoder_t* hpack_encoder_create(const hpack_allocator_t* allocat
                                                 const hpack_policy_t* policy) {
     if (max_table_size > HPACK_MAX_TABLE_SIZE) return nullptr;
     Allocator a(allocator);
-    hpack_encoder_t* e = a.make<hpack_encoder>(a, policy ? policy : default_policy());
+    const size_t initial = max_table_size < HPACK_DEFAULT_TABLE_SIZE
+                               ? max_table_size : HPACK_DEFAULT_TABLE_SIZE;
+    // One allocation: the encoder and its initial table with the buckets.
+    hpack_encoder_t* e = a.make_with_tail<hpack_encoder>(
+        EncoderTable::storage_size(initial, kBucketBytesPerSlot), a,
+        policy ? policy : default_policy());
     if (!e) return nullptr;
     // The seed only needs to differ between encoders and be unknown to the
     // peer: the object's address and the allocator's entropy suffice.
     e->seed = hash_mix(reinterpret_cast<uintptr_t>(e) ^ 0x9e3779b97f4a7c15ull,
                        reinterpret_cast<uintptr_t>(&e->stats) | 1);
     e->cap = max_table_size;
-    const size_t initial = max_table_size < HPACK_DEFAULT_TABLE_SIZE
-                               ? max_table_size : HPACK_DEFAULT_TABLE_SIZE;
-    if (!e->reserve(initial)) {
-        a.destroy(e);
-        return nullptr;
-    }
+    e->reserve(initial, Allocator::tail_of(e));
     // The peer's decoder starts at 4096 (RFC 7540 6.5.2); a smaller cap of
     // ours is signalled in the first block.
     e->table.set_max_size(initial);
