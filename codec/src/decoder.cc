@@ -102,7 +102,7 @@ struct hpack_decoder {
               size_t* used);
     inline int resolve(uint32_t index, hpack_field_t* f);
     inline int check_limits(size_t name_len, size_t value_len) const;
-    size_t decode_indexed_run(const uint8_t** pos, const uint8_t* end,
+    __attribute__((always_inline)) inline size_t decode_indexed_run(const uint8_t** pos, const uint8_t* end,
                               hpack_field_t* fields, size_t max_fields);
     int field_done(hpack_field_t* f) {
         const size_t n = f->name_len + f->value_len;
@@ -313,14 +313,14 @@ int hpack_decoder::parse(const uint8_t* p, const uint8_t* end,
                             : copy_name ? f->name_len : 0;
     const size_t need = name_cap + value.max_decoded();
     if (batch_more) {
-        // The entry's size bound: the coded lengths, or the decoded bounds.
-        const size_t entry_max = (index == 0 ? (name.huffman ? name_cap : name.len)
-                                             : f->name_len) +
-                                 (value.huffman ? value.max_decoded() : value.len);
-        if (need > scratch.capacity() - scratch_used ||
-            (rep == HPACK_REP_INCREMENTAL &&
-             !table.insert_moves_nothing(entry_max, batch_first_id)))
-            return kBatchFull;
+        if (need > scratch.capacity() - scratch_used) return kBatchFull;
+        if (rep == HPACK_REP_INCREMENTAL) {
+            // The entry's size bound: the raw lengths, or the decoded bounds.
+            const size_t entry_max = (index == 0 ? (name.huffman ? name_cap : name.len)
+                                                 : f->name_len) +
+                                     (value.huffman ? value.max_decoded() : value.len);
+            if (!table.insert_moves_nothing(entry_max, batch_first_id)) return kBatchFull;
+        }
     } else if (!scratch.reserve(need < kBatchScratch ? kBatchScratch : need, false)) {
         return HPACK_E_NOMEM;
     }
@@ -344,7 +344,7 @@ int hpack_decoder::parse(const uint8_t* p, const uint8_t* end,
     if (value.huffman) w += f->value_len;
     rc = check_limits(f->name_len, f->value_len);
     if (rc != HPACK_OK) return rc;
-    if (need) scratch_used = static_cast<size_t>(w - scratch.data());
+    scratch_used = static_cast<size_t>(w - scratch.data());
 
     if (index == 0) {
         count_string(stats, name);
@@ -457,7 +457,7 @@ HPACK_API int hpack_decode_field(hpack_decoder_t* dec, const uint8_t** pos,
 // at anything else (a longer index, a limit reached): the full path parses
 // that octet again and reports it.  Returns the number of fields; *pos is
 // advanced over them.
-size_t hpack_decoder::decode_indexed_run(const uint8_t** pos, const uint8_t* end,
+inline size_t hpack_decoder::decode_indexed_run(const uint8_t** pos, const uint8_t* end,
                                          hpack_field_t* fields, size_t max_fields) {
     const uint8_t* const start = *pos;
     const uint8_t* p = start;
@@ -543,10 +543,12 @@ HPACK_API int hpack_decode_fields(hpack_decoder_t* dec, const uint8_t** pos,
             } else {
                 // Later fields of the batch: nothing the earlier ones point
                 // at may move (the scratch, the arena, the descriptors).
+                // A field parsed in place changes nothing fast depends on.
                 dec->batch_more = true;
                 rc = dec->decode_any(pos, end, last, fields + n);
-                dec->fast = dec->ready && !dec->update_required &&
-                            dec->pending_pos >= dec->pending.size();
+                if (rc != HPACK_OK || dec->pending.size() != 0)
+                    dec->fast = dec->ready && !dec->update_required &&
+                                dec->pending_pos >= dec->pending.size();
                 if (rc == kBatchFull) {
                     rc = HPACK_OK;
                     break;
