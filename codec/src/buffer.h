@@ -16,23 +16,13 @@ namespace hpack {
 class Buffer {
 public:
     explicit Buffer(const Allocator& a) : alloc_(a) {}
-    ~Buffer() {
-        if (owned_) alloc_.free(data_);
-    }
+    ~Buffer() { alloc_.free(data_); }
     Buffer(const Buffer&) = delete;
     Buffer& operator=(const Buffer&) = delete;
 
     uint8_t* data() { return data_; }
     size_t size() const { return size_; }
     size_t capacity() const { return cap_; }
-
-    // Starts out in cap octets the owner allocated with itself (and frees
-    // with it); growing past them allocates as usual.
-    void adopt(uint8_t* p, size_t cap) {
-        data_ = p;
-        cap_ = cap;
-        owned_ = false;
-    }
 
     // Ensures capacity >= n.  keep: the first size() octets survive.
     bool reserve(size_t n, bool keep) {
@@ -42,8 +32,7 @@ public:
         uint8_t* p = static_cast<uint8_t*>(alloc_.alloc(cap));
         if (!p) return false;
         if (keep && size_) memcpy(p, data_, size_);
-        if (owned_) alloc_.free(data_);
-        owned_ = true;
+        alloc_.free(data_);
         data_ = p;
         cap_ = cap;
         return true;
@@ -67,7 +56,6 @@ public:
 
 private:
     Allocator alloc_;
-    bool      owned_ = true;
     uint8_t*  data_ = nullptr;
     size_t    size_ = 0;
     size_t    cap_ = 0;

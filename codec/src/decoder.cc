@@ -23,10 +23,11 @@ namespace {
 // Internal parse results besides HPACK_OK and the errors.
 constexpr int kIncomplete = 1;   // the input ends inside the representation
 constexpr int kSizeUpdate = 2;   // a size update was applied, no field
-// The scratch room reserved at the start of a call, so that a batch of
-// fields (hpack_decode_fields) rarely ends for the lack of it: a typical
-// request's Huffman strings.
-constexpr size_t kBatchScratch = 2048;
+// The least scratch reserved when a call's first field needs any, so that a
+// batch of fields (hpack_decode_fields) rarely ends for the lack of it (a
+// typical request's Huffman strings) while the allocation stays in
+// malloc's small, cached sizes.
+constexpr size_t kBatchScratch = 1024;
 
 constexpr int kBatchFull = 3;    // the field would move bytes that earlier
                                  // fields of the same batch point at
@@ -384,15 +385,12 @@ HPACK_API hpack_decoder_t* hpack_decoder_create(const hpack_allocator_t* allocat
                                                 size_t settings_table_size) {
     if (settings_table_size > HPACK_MAX_TABLE_SIZE) return nullptr;
     Allocator a(allocator);
-    // One allocation: the decoder, its table and the scratch of a batch.
-    const size_t table_bytes =
-        DynamicTable<hpack_memo_t>::storage_size(settings_table_size, 0);
-    const size_t table_room = (table_bytes + 15) & ~size_t{15};
-    hpack_decoder_t* d = a.make_with_tail<hpack_decoder>(table_room + kBatchScratch, a);
+    // One allocation: the decoder and its table.  The scratch comes with
+    // the first string to decode.
+    hpack_decoder_t* d = a.make_with_tail<hpack_decoder>(
+        DynamicTable<hpack_memo_t>::storage_size(settings_table_size, 0), a);
     if (!d) return nullptr;
-    uint8_t* tail = Allocator::tail_of(d);
-    d->table.reserve(settings_table_size, 0, nullptr, tail);
-    d->scratch.adopt(tail + table_room, kBatchScratch);
+    d->table.reserve(settings_table_size, 0, nullptr, Allocator::tail_of(d));
     d->settings_size = settings_table_size;
     // RFC 7541 4.2: the table starts at the protocol's initial 4096; a
     // larger setting only permits the peer to raise it with an update.
