@@ -103,8 +103,8 @@ struct hpack_decoder {
               size_t* used);
     inline int resolve(uint32_t index, hpack_field_t* f);
     inline int check_limits(size_t name_len, size_t value_len) const;
-    __attribute__((always_inline)) inline size_t decode_indexed_run(const uint8_t** pos, const uint8_t* end,
-                              hpack_field_t* fields, size_t max_fields);
+    __attribute__((always_inline)) inline size_t decode_indexed_run(
+        const uint8_t** pos, const uint8_t* end, hpack_field_t* fields, size_t max_fields);
     int field_done(hpack_field_t* f) {
         const size_t n = f->name_len + f->value_len;
         field_seen = true;

@@ -198,8 +198,8 @@ bool DynamicTable<Extra>::reserve(size_t max_size, size_t extra_per_slot, void**
     const size_t arena_cap = 2 * max_size;
     const size_t rbytes = ring_bytes(ring_cap);
     const size_t extra_bytes = ring_cap * extra_per_slot;
-    uint8_t* block = storage ? static_cast<uint8_t*>(storage)
-                             : static_cast<uint8_t*>(alloc_.alloc(rbytes + extra_bytes + arena_cap));
+    void* const p = storage ? storage : alloc_.alloc(rbytes + extra_bytes + arena_cap);
+    uint8_t* block = static_cast<uint8_t*>(p);
     if (!block) return false;
     Entry* ring = reinterpret_cast<Entry*>(block);
     uint8_t* arena = block + rbytes + extra_bytes;

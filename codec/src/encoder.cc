@@ -127,7 +127,9 @@ struct hpack_encoder {
     bool reserve(size_t size, void* storage = nullptr);
     void rebuild_index();
     void link(uint64_t id, uint32_t static_name, uint64_t name_hash, uint64_t nv_hash);
-    uint64_t static_name_hash(uint32_t first) const { return hash_mix(seed ^ first, kStaticNameKey); }
+    uint64_t static_name_hash(uint32_t first) const {
+        return hash_mix(seed ^ first, kStaticNameKey);
+    }
     uint64_t find_nv(uint64_t h, const uint8_t* name, size_t nl,
                      const uint8_t* value, size_t vl) const;
     uint64_t find_name(uint64_t h, const uint8_t* name, size_t nl) const;

@@ -44,7 +44,8 @@ inline uint64_t hash_bytes(const uint8_t* p, size_t n, uint64_t seed) {
         a = x;
         b = y;
     } else if (left > 0) {
-        a = static_cast<uint64_t>(p[0]) << 16 | static_cast<uint64_t>(p[left / 2]) << 8 | p[left - 1];
+        a = static_cast<uint64_t>(p[0]) << 16 | static_cast<uint64_t>(p[left / 2]) << 8 |
+            p[left - 1];
         b = 0;
     } else {
         a = b = 0;

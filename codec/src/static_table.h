@@ -106,7 +106,8 @@ constexpr uint32_t kSlots = 128;
 constexpr uint32_t name_hash(const char* p, size_t n) {
     // Length, the second, middle and last octets, one multiply: distinct
     // enough for the 52 names that a probe rarely goes past one slot.
-    const uint32_t key = static_cast<uint32_t>(n) | static_cast<uint32_t>(static_cast<uint8_t>(p[1])) << 8 |
+    const uint32_t key = static_cast<uint32_t>(n) |
+                         static_cast<uint32_t>(static_cast<uint8_t>(p[1])) << 8 |
                          static_cast<uint32_t>(static_cast<uint8_t>(p[n / 2])) << 16 |
                          static_cast<uint32_t>(static_cast<uint8_t>(p[n - 1])) << 24;
     return (key * 0x9e3779b1u) >> (32 - 7);
