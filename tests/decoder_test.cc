@@ -333,6 +333,140 @@ TEST(DecoderApi, BlockCallbackStopsOnNonZero) {
     hpack_decoder_destroy(d);
 }
 
+// Decodes a block with hpack_decode_fields() in batches of up to max and
+// copies every field only after its whole batch is decoded: a batch whose
+// later fields moved what earlier ones point at would show up here.  Memos
+// handed out in one batch must belong to distinct entries.
+int decode_batched(hpack_decoder_t* d, const std::vector<uint8_t>& block, size_t max,
+                   std::vector<Decoded>* out, size_t* batches) {
+    hpack_decode_begin(d);
+    const uint8_t* pos = block.data();
+    const uint8_t* end = pos + block.size();
+    std::vector<hpack_field_t> f(max);
+    for (;;) {
+        size_t n = 99;
+        int rc = hpack_decode_fields(d, &pos, end, 1, f.data(), max, &n);
+        if (rc < 0) return rc;
+        EXPECT_LE(n, max);
+        ++*batches;
+        for (size_t i = 0; i < n; ++i) {
+            for (size_t j = 0; j < i; ++j) {
+                if (f[i].memo && f[i].representation != HPACK_REP_INDEXED) {
+                    EXPECT_NE(f[i].memo, f[j].memo) << "an insertion reused a memo";
+                }
+            }
+            out->push_back({std::string(reinterpret_cast<const char*>(f[i].name), f[i].name_len),
+                            std::string(reinterpret_cast<const char*>(f[i].value), f[i].value_len),
+                            f[i].representation, f[i].index});
+        }
+        if (rc == HPACK_BLOCK_END) return HPACK_OK;
+        EXPECT_EQ(rc, HPACK_OK);
+        if (rc == HPACK_OK) {
+            EXPECT_GE(n, 1u);
+        }
+    }
+}
+
+// Random lists through small and large tables, indexed and literal, with
+// table-size changes: batches of any size give the fields one-at-a-time
+// decoding gives, in the same order, with the same representations.
+TEST(DecoderBatch, EqualsFieldByFieldDecoding) {
+    uint32_t seed = 12345;
+    auto rnd = [&seed](uint32_t n) {
+        seed = seed * 1103515245u + 12345u;
+        return (seed >> 8) % n;
+    };
+    for (size_t table : {64u, 256u, 4096u}) {
+        for (size_t max : {1u, 2u, 3u, 16u, 64u}) {
+            hpack_encoder_t* e = hpack_encoder_create(nullptr, table, nullptr);
+            hpack_decoder_t* one = hpack_decoder_create(nullptr, 4096);
+            hpack_decoder_t* many = hpack_decoder_create(nullptr, 4096);
+            size_t batches = 0, fields = 0;
+            for (int b = 0; b < 200; ++b) {
+                HeaderList list;
+                const uint32_t n = 1 + rnd(24);
+                for (uint32_t i = 0; i < n; ++i) {
+                    std::string name = "x-h" + std::to_string(rnd(12));
+                    std::string value(rnd(3) == 0 ? 1 + rnd(90) : 1 + rnd(8),
+                                      static_cast<char>('a' + rnd(26)));
+                    if (rnd(4) == 0) name = ":method", value = "GET";
+                    list.emplace_back(name, value);
+                }
+                std::vector<uint8_t> wire = encode(e, list);
+                ASSERT_FALSE(wire.empty());
+                std::vector<Decoded> a, c;
+                ASSERT_EQ(decode(one, wire, &a), HPACK_OK);
+                ASSERT_EQ(decode_batched(many, wire, max, &c, &batches), HPACK_OK);
+                ASSERT_EQ(names_values(c), list) << "table " << table << " batch " << max;
+                ASSERT_EQ(a.size(), c.size());
+                for (size_t i = 0; i < a.size(); ++i) {
+                    EXPECT_EQ(a[i].rep, c[i].rep);
+                    EXPECT_EQ(a[i].index, c[i].index);
+                }
+                fields += list.size();
+            }
+            EXPECT_EQ(hpack_decoder_table_size(one), hpack_decoder_table_size(many));
+            if (max > 1) {
+                EXPECT_LT(batches, fields) << "batches never held two fields";
+            }
+            hpack_encoder_destroy(e);
+            hpack_decoder_destroy(one);
+            hpack_decoder_destroy(many);
+        }
+    }
+}
+
+TEST(DecoderBatch, ReportsFieldsBeforeAnErrorAndRejectsAnEmptyArray) {
+    hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);
+    std::vector<uint8_t> block = unhex("828680");
+    hpack_field_t f[4];
+    size_t n = 99;
+    hpack_decode_begin(d);
+    const uint8_t* pos = block.data();
+    EXPECT_EQ(hpack_decode_fields(d, &pos, block.data() + block.size(), 1, f, 0, &n),
+              HPACK_E_ARGUMENT);
+    EXPECT_EQ(n, 0u);
+    EXPECT_EQ(hpack_decode_fields(d, &pos, block.data() + block.size(), 1, f, 4, &n),
+              HPACK_E_INDEX);
+    EXPECT_EQ(n, 2u);
+    EXPECT_EQ(f[1].static_index, 6u);
+    hpack_decoder_destroy(d);
+}
+
+// A piece that ends inside a representation: the fields before it, then
+// NEED_MORE; the rest arrives in the next piece.
+TEST(DecoderBatch, SplitPiecesGiveTheSameFields) {
+    std::vector<uint8_t> block =
+        unhex("828684418cf1e3c2e5f23a6ba0ab90f4ff");   // RFC 7541 C.4.1
+    for (size_t cut = 0; cut <= block.size(); ++cut) {
+        hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);
+        hpack_decode_begin(d);
+        hpack_field_t f[8];
+        std::vector<std::string> got;
+        const uint8_t* pos = block.data();
+        size_t n;
+        int rc = hpack_decode_fields(d, &pos, block.data() + cut, 0, f, 8, &n);
+        for (size_t i = 0; i < n; ++i)
+            got.emplace_back(reinterpret_cast<const char*>(f[i].value), f[i].value_len);
+        while (rc == HPACK_OK) {
+            rc = hpack_decode_fields(d, &pos, block.data() + cut, 0, f, 8, &n);
+            for (size_t i = 0; i < n; ++i)
+                got.emplace_back(reinterpret_cast<const char*>(f[i].value), f[i].value_len);
+        }
+        ASSERT_EQ(rc, HPACK_NEED_MORE) << cut;
+        pos = block.data() + cut;
+        do {
+            rc = hpack_decode_fields(d, &pos, block.data() + block.size(), 1, f, 8, &n);
+            for (size_t i = 0; i < n; ++i)
+                got.emplace_back(reinterpret_cast<const char*>(f[i].value), f[i].value_len);
+        } while (rc == HPACK_OK);
+        ASSERT_EQ(rc, HPACK_BLOCK_END) << cut;
+        EXPECT_EQ(got, (std::vector<std::string>{"GET", "http", "/", "www.example.com"}))
+            << cut;
+        hpack_decoder_destroy(d);
+    }
+}
+
 TEST(DecoderApi, RejectsOversizedSettings) {
     EXPECT_EQ(hpack_decoder_create(nullptr, HPACK_MAX_TABLE_SIZE + 1), nullptr);
     hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);

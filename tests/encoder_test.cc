@@ -238,6 +238,41 @@ TEST(EncoderStrings, HuffmanOnlyWhenStrictlyShorter) {
     EXPECT_EQ(hpack_string_encoded_len(reinterpret_cast<const uint8_t*>("aaaa"), 4), 4u);
 }
 
+// Inside a block the Huffman code is written at once when the room left
+// allows its worst case, and by a length pass otherwise: both give the
+// bytes hpack_string_encode() gives, for strings whose code is shorter,
+// equally long or longer, and for a string whose length prefix shrinks
+// when coded (130 octets coded into fewer than 127).
+TEST(EncoderStrings, InBlockLiteralsEqualTheStandaloneForm) {
+    const std::string values[] = {
+        "aaaa", "ab", std::string("\xff\xfe\xfd", 3), std::string(130, 'a'),
+        std::string(126, '0'), std::string(300, 'z'), "",
+    };
+    for (const std::string& v : values) {
+        const uint8_t* src = reinterpret_cast<const uint8_t*>(v.data());
+        std::vector<uint8_t> lit(hpack_string_encoded_len(src, v.size()));
+        ASSERT_EQ(hpack_string_encode(src, v.size(), lit.data()), lit.size());
+        hpack_header_t h{};
+        h.name = reinterpret_cast<const uint8_t*>("x-test");
+        h.name_len = 6;
+        h.value = src;
+        h.value_len = v.size();
+        h.flags = HPACK_FIELD_NO_INDEX;
+        for (size_t extra : {size_t{0}, size_t{4096}}) {
+            hpack_encoder_t* e = hpack_encoder_create(nullptr, 4096, nullptr);
+            std::vector<uint8_t> out(hpack_encode_bound(e, &h, 1) + extra);
+            size_t len = 0;
+            ASSERT_EQ(hpack_encode(e, &h, 1, out.data(), out.size(), &len), HPACK_OK);
+            out.resize(len);
+            // 0x00, the name "x-test" as a literal (Huffman, 5 octets), the value.
+            ASSERT_GT(out.size(), lit.size());
+            EXPECT_EQ(hex(out.data() + out.size() - lit.size(), lit.size()), hex(lit))
+                << v.size() << " octets, room beyond the bound " << extra;
+            hpack_encoder_destroy(e);
+        }
+    }
+}
+
 TEST(EncoderStrings, PreEncodedValuesAreCopied) {
     Pair p;
     const std::string value = "max-age=63072000; includeSubDomains";

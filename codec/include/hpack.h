@@ -267,6 +267,27 @@ void hpack_decode_begin(hpack_decoder_t *dec);
 int hpack_decode_field(hpack_decoder_t *dec, const uint8_t **pos,
     const uint8_t *end, int last, hpack_field_t *field);
 
+/* Decodes the next fields of the current block from [*pos, end) into
+ * fields[0..max_fields): hpack_decode_field() for many fields in one call,
+ * the cheaper way to decode a block.  *n_fields gets the number of fields
+ * written, whatever the result.  Their names and values all stay valid
+ * until the next call on this decoder (or until the piece they may point
+ * into is released), and their memos stay each entry's own.
+ *
+ * Returns
+ *   HPACK_OK          *n_fields >= 1 fields; call again for more.  A call
+ *                     may return fewer than max_fields even though the
+ *                     block goes on (a field that would have moved what
+ *                     earlier fields point at is left for the next call).
+ *   HPACK_NEED_MORE   *n_fields fields (maybe none), then the piece was
+ *                     fully consumed; call again with the next piece.
+ *   HPACK_BLOCK_END   *n_fields fields (maybe none), then the block ended.
+ *   < 0               an hpack_error after *n_fields valid fields;
+ *                     HPACK_E_ARGUMENT for max_fields == 0. */
+int hpack_decode_fields(hpack_decoder_t *dec, const uint8_t **pos,
+    const uint8_t *end, int last, hpack_field_t *fields, size_t max_fields,
+    size_t *n_fields);
+
 /* Convenience: decodes a whole block, calling emit for every field (a
  * non-zero return from emit stops decoding and is returned).  Returns
  * HPACK_OK or an error. */

@@ -35,6 +35,18 @@ public:
         return p ? new (p) T(static_cast<Args&&>(args)...) : nullptr;
     }
 
+    // Allocates a T with tail more octets behind it (at tail_of(p), 16-octet
+    // aligned) in the same block; nullptr on failure.  destroy() frees both.
+    template <class T, class... Args>
+    T* make_with_tail(size_t tail, Args&&... args) const {
+        void* p = alloc(tail_offset<T>() + tail);
+        return p ? new (p) T(static_cast<Args&&>(args)...) : nullptr;
+    }
+    template <class T>
+    static uint8_t* tail_of(T* p) { return reinterpret_cast<uint8_t*>(p) + tail_offset<T>(); }
+    template <class T>
+    static constexpr size_t tail_offset() { return (sizeof(T) + 15) & ~size_t{15}; }
+
     template <class T>
     void destroy(T* p) const {
         if (p) {

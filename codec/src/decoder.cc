@@ -23,6 +23,14 @@ namespace {
 // Internal parse results besides HPACK_OK and the errors.
 constexpr int kIncomplete = 1;   // the input ends inside the representation
 constexpr int kSizeUpdate = 2;   // a size update was applied, no field
+// The least scratch reserved when a call's first field needs any, so that a
+// batch of fields (hpack_decode_fields) rarely ends for the lack of it (a
+// typical request's Huffman strings) while the allocation stays in
+// malloc's small, cached sizes.
+constexpr size_t kBatchScratch = 1024;
+
+constexpr int kBatchFull = 3;    // the field would move bytes that earlier
+                                 // fields of the same batch point at
 
 // Where a string literal lies in the input, before decoding.
 struct StringRef {
@@ -60,12 +68,18 @@ struct hpack_decoder {
     hpack::Buffer                           pending;   // partial representation
     size_t                                  pending_pos = 0;
     hpack::Buffer                           scratch;   // Huffman output, names
+    size_t                                  scratch_used = 0;  // by this call's fields
+    // The call in progress has returned fields already (hpack_decode_fields):
+    // nothing they point at may move, and no descriptor they were given a
+    // memo of (live ids from batch_first_id on) may be reused.
+    bool                                    batch_more = false;
+    uint64_t                                batch_first_id = 0;
 
     size_t   settings_size = 0;     // our SETTINGS_HEADER_TABLE_SIZE
     size_t   max_field = SIZE_MAX;
     size_t   max_list = SIZE_MAX;
     size_t   max_string = SIZE_MAX; // coded length of one string literal
-    size_t   list_size = 0;
+    size_t   list_room = SIZE_MAX;  // max_list minus the block's list size
     bool     field_seen = false;    // in the current block
     bool     update_required = false;
     size_t   update_limit = 0;      // the first update must be <= this
@@ -75,8 +89,10 @@ struct hpack_decoder {
 
     hpack_stats_t stats{};
 
-    int decode_slow(const uint8_t** pos, const uint8_t* end, int last,
-                    hpack_field_t* field) {
+    __attribute__((noinline)) int decode_slow(const uint8_t** pos, const uint8_t* end,
+                                              int last, hpack_field_t* field) {
+        batch_more = false;
+        scratch_used = 0;
         const int rc = decode_any(pos, end, last, field);
         fast = ready && !update_required && pending_pos >= pending.size();
         return rc;
@@ -87,11 +103,12 @@ struct hpack_decoder {
               size_t* used);
     inline int resolve(uint32_t index, hpack_field_t* f);
     inline int check_limits(size_t name_len, size_t value_len) const;
+    __attribute__((always_inline)) inline size_t decode_indexed_run(
+        const uint8_t** pos, const uint8_t* end, hpack_field_t* fields, size_t max_fields);
     int field_done(hpack_field_t* f) {
         const size_t n = f->name_len + f->value_len;
         field_seen = true;
-        list_size += n + HPACK_ENTRY_OVERHEAD;
-        ++stats.fields;
+        list_room -= n + HPACK_ENTRY_OVERHEAD;
         stats.plain_bytes += n;
         return HPACK_OK;
     }
@@ -128,6 +145,35 @@ inline int materialize(const StringRef& s, uint8_t* dst, const uint8_t** out,
     return HPACK_OK;
 }
 
+// A static entry as an indexed field, prepared once: the fast path copies
+// it whole.  size is name_len + value_len, for the limits.
+struct StaticField {
+    hpack_field_t field;
+    size_t        size;
+};
+
+struct StaticFields {
+    StaticField f[kStaticEntries + 1];
+    StaticFields() : f() {
+        for (uint32_t i = 1; i <= kStaticEntries; ++i) {
+            const StaticEntry& e = kStaticTable[i];
+            hpack_field_t& x = f[i].field;
+            x.name = reinterpret_cast<const uint8_t*>(e.name);
+            x.name_len = e.name_len;
+            x.value = reinterpret_cast<const uint8_t*>(e.value);
+            x.value_len = e.value_len;
+            x.representation = HPACK_REP_INDEXED;
+            x.index = i;
+            x.static_index = i;
+            x.memo = nullptr;
+            x.name_memo = nullptr;
+            f[i].size = size_t{e.name_len} + e.value_len;
+        }
+    }
+};
+
+const StaticFields kStaticFields;
+
 }  // namespace
 }  // namespace hpack
 
@@ -163,8 +209,7 @@ inline int hpack_decoder::resolve(uint32_t index, hpack_field_t* f) {
 inline int hpack_decoder::check_limits(size_t name_len, size_t value_len) const {
     const size_t field = name_len + value_len;
     if (field > max_field) return HPACK_E_FIELD_TOO_LARGE;
-    if (field + HPACK_ENTRY_OVERHEAD > max_list - list_size)
-        return HPACK_E_LIST_TOO_LARGE;
+    if (field + HPACK_ENTRY_OVERHEAD > list_room) return HPACK_E_LIST_TOO_LARGE;
     return HPACK_OK;
 }
 
@@ -262,36 +307,53 @@ int hpack_decoder::parse(const uint8_t* p, const uint8_t* end,
 
     // One scratch reservation for everything this field decodes or copies:
     // the Huffman outputs, and a dynamic name that the insertion may evict.
+    // Within a batch the field goes after the earlier ones, and the batch
+    // ends when it would not fit: the buffer only grows between calls.
     const bool copy_name = rep == HPACK_REP_INCREMENTAL && name_id != UINT64_MAX;
     const size_t name_cap = index == 0 ? name.max_decoded()
                             : copy_name ? f->name_len : 0;
-    const size_t value_cap = value.max_decoded();
-    if (!scratch.reserve(name_cap + value_cap, false)) return HPACK_E_NOMEM;
-    uint8_t* name_dst = scratch.data();
-    uint8_t* value_dst = scratch.data() + name_cap;
+    const size_t need = name_cap + value.max_decoded();
+    if (batch_more) {
+        if (need > scratch.capacity() - scratch_used) return kBatchFull;
+        if (rep == HPACK_REP_INCREMENTAL) {
+            // The entry's size bound: the raw lengths, or the decoded bounds.
+            const size_t entry_max = (index == 0 ? (name.huffman ? name_cap : name.len)
+                                                 : f->name_len) +
+                                     (value.huffman ? value.max_decoded() : value.len);
+            if (!table.insert_moves_nothing(entry_max, batch_first_id)) return kBatchFull;
+        }
+    } else if (!scratch.reserve(need < kBatchScratch ? kBatchScratch : need, false)) {
+        return HPACK_E_NOMEM;
+    }
+    uint8_t* w = scratch.data() + scratch_used;
 
     if (index == 0) {
-        rc = materialize(name, name_dst, &f->name, &f->name_len);
+        rc = materialize(name, w, &f->name, &f->name_len);
         if (rc != HPACK_OK) return rc;
-        count_string(stats, name);
+        if (name.huffman) w += f->name_len;
     } else if (copy_name) {
         // An empty name may leave the scratch unallocated: no memcpy to a
         // null pointer, even of nothing, and the field keeps a real one.
         if (f->name_len) {
-            memcpy(name_dst, f->name, f->name_len);
-            f->name = name_dst;
+            memcpy(w, f->name, f->name_len);
+            f->name = w;
+            w += f->name_len;
         }
     }
-    rc = materialize(value, value_dst, &f->value, &f->value_len);
+    rc = materialize(value, w, &f->value, &f->value_len);
     if (rc != HPACK_OK) return rc;
-    count_string(stats, value);
+    if (value.huffman) w += f->value_len;
     rc = check_limits(f->name_len, f->value_len);
     if (rc != HPACK_OK) return rc;
+    scratch_used = static_cast<size_t>(w - scratch.data());
 
-    if (index == 0)
+    if (index == 0) {
+        count_string(stats, name);
         ++stats.literal_names;
-    else
+    } else {
         ++stats.name_indexed;
+    }
+    count_string(stats, value);
 
     f->representation = rep;
     f->memo = nullptr;
@@ -323,12 +385,12 @@ HPACK_API hpack_decoder_t* hpack_decoder_create(const hpack_allocator_t* allocat
                                                 size_t settings_table_size) {
     if (settings_table_size > HPACK_MAX_TABLE_SIZE) return nullptr;
     Allocator a(allocator);
-    hpack_decoder_t* d = a.make<hpack_decoder>(a);
+    // One allocation: the decoder and its table.  The scratch comes with
+    // the first string to decode.
+    hpack_decoder_t* d = a.make_with_tail<hpack_decoder>(
+        DynamicTable<hpack_memo_t>::storage_size(settings_table_size, 0), a);
     if (!d) return nullptr;
-    if (!d->table.reserve(settings_table_size)) {
-        a.destroy(d);
-        return nullptr;
-    }
+    d->table.reserve(settings_table_size, 0, nullptr, Allocator::tail_of(d));
     d->settings_size = settings_table_size;
     // RFC 7541 4.2: the table starts at the protocol's initial 4096; a
     // larger setting only permits the peer to raise it with an update.
@@ -343,8 +405,10 @@ HPACK_API void hpack_decoder_destroy(hpack_decoder_t* dec) {
 
 HPACK_API void hpack_decoder_set_limits(hpack_decoder_t* dec, size_t max_field_size,
                                         size_t max_list_size) {
+    const size_t used = dec->max_list - dec->list_room;
     dec->max_field = max_field_size ? max_field_size : SIZE_MAX;
     dec->max_list = max_list_size ? max_list_size : SIZE_MAX;
+    dec->list_room = dec->max_list > used ? dec->max_list - used : 0;
 }
 
 HPACK_API void hpack_decoder_set_string_limit(hpack_decoder_t* dec, size_t max_coded_len) {
@@ -370,7 +434,7 @@ HPACK_API int hpack_decoder_set_settings_table_size(hpack_decoder_t* dec, size_t
 HPACK_API void hpack_decode_begin(hpack_decoder_t* dec) {
     dec->ready = dec->error == 0;
     dec->field_seen = false;
-    dec->list_size = 0;
+    dec->list_room = dec->max_list;
     dec->pending.clear();
     dec->pending_pos = 0;
     dec->fast = dec->ready && !dec->update_required;
@@ -378,26 +442,125 @@ HPACK_API void hpack_decode_begin(hpack_decoder_t* dec) {
 
 HPACK_API int hpack_decode_field(hpack_decoder_t* dec, const uint8_t** pos,
                                  const uint8_t* end, int last, hpack_field_t* field) {
-    // Fast path: a one-octet indexed field in an unsplit block, the bulk of
-    // a warm connection's traffic.  Anything unusual takes the full path.
-    const uint8_t* p0 = *pos;
-    if (HPACK_LIKELY(p0 < end && (*p0 & 0x80) && dec->fast)) {
-        const uint32_t index = *p0 & 0x7f;
-        if (HPACK_LIKELY(index - 1 < 126 && dec->resolve(index, field) == HPACK_OK &&
-                         dec->check_limits(field->name_len, field->value_len) == HPACK_OK)) {
+    if (HPACK_LIKELY(dec->fast && *pos < end && (**pos & 0x80) &&
+                     dec->decode_indexed_run(pos, end, field, 1)))
+        return HPACK_OK;
+    return dec->decode_slow(pos, end, last, field);
+}
+
+// The fast path: one-octet indexed fields in an unsplit block, the bulk of
+// a warm connection's traffic, with the decoder's state in locals (nothing
+// is reloaded after each field's stores).  A static entry is one copy of a
+// field prepared at load time; a dynamic one reads its descriptor.  Stops
+// at anything else (a longer index, a limit reached): the full path parses
+// that octet again and reports it.  Returns the number of fields; *pos is
+// advanced over them.
+inline size_t hpack_decoder::decode_indexed_run(const uint8_t** pos, const uint8_t* end,
+                                         hpack_field_t* fields, size_t max_fields) {
+    const uint8_t* const start = *pos;
+    const uint8_t* p = start;
+    const auto t = table.view();
+    const size_t field_max = max_field;
+    size_t room = list_room;
+    uint64_t n_static = 0, plain = 0;
+    const uint8_t* const stop =
+        static_cast<size_t>(end - p) > max_fields ? p + max_fields : end;
+    hpack_field_t* field = fields;
+    for (; p < stop; ++p, ++field) {
+        const uint32_t index = static_cast<uint32_t>(*p) - 0x80;   // 0..127 if indexed
+        size_t n;
+        if (index - 1 < kStaticEntries) {
+            const StaticField& s = kStaticFields.f[index];
+            n = s.size;
+            if (HPACK_UNLIKELY(n > field_max || n + HPACK_ENTRY_OVERHEAD > room)) break;
+            *field = s.field;
+            ++n_static;
+        } else if (index - (kStaticEntries + 1) < t.count && index < 0x7f) {
+            auto& e = t.by_index(index);
+            n = size_t{e.name_len} + e.value_len;
+            if (HPACK_UNLIKELY(n > field_max || n + HPACK_ENTRY_OVERHEAD > room)) break;
+            field->name = t.arena + e.offset;
+            field->name_len = e.name_len;
+            field->value = t.arena + e.offset + e.name_len;
+            field->value_len = e.value_len;
             field->representation = HPACK_REP_INDEXED;
             field->index = index;
-            *pos = p0 + 1;
-            hpack_stats_t& st = dec->stats;
-            if (field->memo)
-                ++st.indexed_dynamic;
-            else
-                ++st.indexed_static;
-            ++st.wire_bytes;
-            return dec->field_done(field);
+            field->static_index = 0;
+            field->memo = &e.extra;
+            field->name_memo = &e.extra;
+        } else {
+            break;
+        }
+        room -= n + HPACK_ENTRY_OVERHEAD;
+        plain += n;
+    }
+    const size_t k = static_cast<size_t>(p - start);
+    if (k) {
+        *pos = p;
+        list_room = room;
+        field_seen = true;
+        stats.indexed_static += n_static;
+        stats.indexed_dynamic += k - n_static;
+        stats.plain_bytes += plain;
+        stats.wire_bytes += k;
+    }
+    return k;
+}
+
+HPACK_API int hpack_decode_fields(hpack_decoder_t* dec, const uint8_t** pos,
+                                  const uint8_t* end, int last, hpack_field_t* fields,
+                                  size_t max_fields, size_t* n_fields) {
+    size_t n = 0;
+    int rc = HPACK_E_ARGUMENT;
+    dec->scratch_used = 0;
+    dec->batch_first_id = dec->table.first_id();
+    if (max_fields != 0) {
+        for (;;) {
+            if (HPACK_LIKELY(dec->fast && *pos < end && (**pos & 0x80))) {
+                n += dec->decode_indexed_run(pos, end, fields + n, max_fields - n);
+                if (n == max_fields) {
+                    rc = HPACK_OK;
+                    break;
+                }
+                if (*pos == end) {
+                    // The piece ends after the run: what decode_any() does
+                    // with an empty piece and nothing buffered or due.
+                    if (last) {
+                        dec->ready = false;
+                        dec->fast = false;
+                        ++dec->stats.blocks;
+                        rc = HPACK_BLOCK_END;
+                    } else {
+                        rc = HPACK_NEED_MORE;
+                    }
+                    break;
+                }
+            }
+            if (n == 0) {
+                rc = dec->decode_slow(pos, end, last, fields);
+            } else {
+                // Later fields of the batch: nothing the earlier ones point
+                // at may move (the scratch, the arena, the descriptors).
+                // A field parsed in place changes nothing fast depends on.
+                dec->batch_more = true;
+                rc = dec->decode_any(pos, end, last, fields + n);
+                if (rc != HPACK_OK || dec->pending.size() != 0)
+                    dec->fast = dec->ready && !dec->update_required &&
+                                dec->pending_pos >= dec->pending.size();
+                if (rc == kBatchFull) {
+                    rc = HPACK_OK;
+                    break;
+                }
+            }
+            if (rc != HPACK_OK) break;
+            ++n;
+            // A field parsed from the side buffer points into it, and the
+            // next parse moves it.
+            if (n == max_fields || dec->pending.size() != 0) break;
         }
     }
-    return dec->decode_slow(pos, end, last, field);
+    *n_fields = n;
+    return rc;
 }
 
 int hpack_decoder::decode_any(const uint8_t** pos, const uint8_t* end, int last,
@@ -452,6 +615,7 @@ int hpack_decoder::decode_any(const uint8_t** pos, const uint8_t* end, int last,
             return HPACK_NEED_MORE;
         }
         if (rc < 0) return dec->fail(rc);
+        if (rc == kBatchFull) return rc;
         if (buffered) {
             dec->pending_pos += used;
         } else {
@@ -490,4 +654,7 @@ HPACK_API size_t hpack_decoder_table_entries(const hpack_decoder_t* dec) {
 
 HPACK_API void hpack_decoder_stats(const hpack_decoder_t* dec, hpack_stats_t* stats) {
     *stats = dec->stats;
+    // Every field is exactly one of four kinds: the total is not kept apart.
+    stats->fields = stats->indexed_static + stats->indexed_dynamic +
+                    stats->name_indexed + stats->literal_names;
 }

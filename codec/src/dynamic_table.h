@@ -38,15 +38,26 @@ public:
 
     explicit DynamicTable(const Allocator& a) : alloc_(a) {}
     ~DynamicTable() {
-        alloc_.free(ring_);
-        alloc_.free(arena_);
+        if (owned_) alloc_.free(ring_);
     }
     DynamicTable(const DynamicTable&) = delete;
     DynamicTable& operator=(const DynamicTable&) = delete;
 
     // Makes room for a table of up to max_size; keeps the entries.  False on
-    // allocation failure (the table is unchanged).
-    bool reserve(size_t max_size);
+    // allocation failure (the table is unchanged).  One allocation holds the
+    // ring, extra_per_slot octets per ring slot for the owner (*extra, 8-octet
+    // aligned; set only when the storage was replaced, else nullptr) and the
+    // arena: a new connection pays for one allocation, not three.
+    // storage, when given, is storage_size(max_size, extra_per_slot) octets
+    // the caller allocated with the table's owner (one allocation for a new
+    // connection's whole object) and frees with it.
+    bool reserve(size_t max_size, size_t extra_per_slot = 0, void** extra = nullptr,
+                 void* storage = nullptr);
+    static size_t storage_size(size_t max_size, size_t extra_per_slot) {
+        const size_t ring_cap = ring_capacity_for(max_size);
+        return ring_bytes(ring_cap) + ring_cap * extra_per_slot + 2 * max_size;
+    }
+    uint64_t ring_capacity() const { return ring_mask_ + 1; }
 
     size_t size() const { return size_; }
     size_t max_size() const { return max_size_; }
@@ -62,6 +73,19 @@ public:
     const Entry& entry(uint64_t id) const { return ring_[id & ring_mask_]; }
     const uint8_t* name(const Entry& e) const { return arena_ + e.offset; }
     const uint8_t* value(const Entry& e) const { return arena_ + e.offset + e.name_len; }
+
+    // A snapshot for a run of lookups that insert nothing: the fields a
+    // compiler would otherwise reload after every store through a pointer.
+    struct View {
+        Entry*         ring;
+        uint64_t       mask;
+        const uint8_t* arena;
+        uint64_t       next_id;
+        uint32_t       count;
+
+        Entry& by_index(uint32_t index) const { return ring[(next_id - (index - 61)) & mask]; }
+    };
+    View view() { return View{ring_, ring_mask_, arena_, next_id_, count()}; }
 
     // HPACK index (62 = newest) <-> absolute id.
     uint64_t id_of_index(uint32_t index) const { return next_id_ - (index - 61); }
@@ -84,8 +108,16 @@ public:
             ++first_id_;
             ++n;
         }
-        if (first_id_ == next_id_) arena_tail_ = 0;
+        // The bytes of evicted entries stay where they are until a
+        // compaction: a batch of decoded fields may still point at them.
         return n;
+    }
+
+    // True when inserting an entry of name_len + value_len == bytes moves
+    // no byte of the arena and reuses no descriptor of an entry with an id
+    // of since or later.
+    bool insert_moves_nothing(size_t bytes, uint64_t since) const {
+        return arena_tail_ + bytes <= arena_cap_ && next_id_ - since <= ring_mask_;
     }
 
     // Adds an entry, evicting what it needs (RFC 7541 4.4).  An entry larger
@@ -133,7 +165,18 @@ private:
         arena_tail_ -= head;
     }
 
+    // Every entry takes at least 32 octets.
+    static size_t ring_capacity_for(size_t max_size) {
+        size_t ring_cap = 1;
+        while (ring_cap < max_size / HPACK_ENTRY_OVERHEAD) ring_cap <<= 1;
+        return ring_cap;
+    }
+    static size_t ring_bytes(size_t ring_cap) {
+        return (ring_cap * sizeof(Entry) + 7) & ~size_t{7};
+    }
+
     Allocator alloc_;
+    bool      owned_ = false;   // ring_'s block came from alloc_
     Entry*    ring_ = nullptr;
     uint64_t  ring_mask_ = 0;
     uint8_t*  arena_ = nullptr;
@@ -147,19 +190,19 @@ private:
 };
 
 template <class Extra>
-bool DynamicTable<Extra>::reserve(size_t max_size) {
+bool DynamicTable<Extra>::reserve(size_t max_size, size_t extra_per_slot, void** extra,
+                                  void* storage) {
+    if (extra) *extra = nullptr;
     if (max_size <= reserved_ && ring_) return true;
-    // Every entry takes at least 32 octets.
-    size_t ring_cap = 1;
-    while (ring_cap < max_size / HPACK_ENTRY_OVERHEAD) ring_cap <<= 1;
+    const size_t ring_cap = ring_capacity_for(max_size);
     const size_t arena_cap = 2 * max_size;
-    Entry* ring = static_cast<Entry*>(alloc_.alloc(ring_cap * sizeof(Entry)));
-    uint8_t* arena = arena_cap ? static_cast<uint8_t*>(alloc_.alloc(arena_cap)) : nullptr;
-    if (!ring || (arena_cap && !arena)) {
-        alloc_.free(ring);
-        alloc_.free(arena);
-        return false;
-    }
+    const size_t rbytes = ring_bytes(ring_cap);
+    const size_t extra_bytes = ring_cap * extra_per_slot;
+    void* const p = storage ? storage : alloc_.alloc(rbytes + extra_bytes + arena_cap);
+    uint8_t* block = static_cast<uint8_t*>(p);
+    if (!block) return false;
+    Entry* ring = reinterpret_cast<Entry*>(block);
+    uint8_t* arena = block + rbytes + extra_bytes;
     // Copy the live entries, compacted, into the new storage.
     size_t tail = 0;
     for (uint64_t id = first_id_; id < next_id_; ++id) {
@@ -170,14 +213,15 @@ bool DynamicTable<Extra>::reserve(size_t max_size) {
         tail += bytes;
         ring[id & (ring_cap - 1)] = e;
     }
-    alloc_.free(ring_);
-    alloc_.free(arena_);
+    if (owned_) alloc_.free(ring_);
+    owned_ = storage == nullptr;
     ring_ = ring;
     ring_mask_ = ring_cap - 1;
     arena_ = arena;
     arena_cap_ = arena_cap;
     arena_tail_ = tail;
     reserved_ = max_size;
+    if (extra) *extra = block + rbytes;
     return true;
 }
 

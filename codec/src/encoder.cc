@@ -22,6 +22,9 @@ namespace hpack {
 namespace {
 
 constexpr uint64_t kNoId = UINT64_MAX;
+// The name+value and name buckets, one each per ring slot.
+constexpr size_t kBucketBytesPerSlot = 2 * sizeof(uint64_t);
+constexpr uint64_t kStaticNameKey = 0x8ebc6af09c88c6e3ull;
 
 // Entries of a name's chain compared directly before the name+value index
 // is consulted.
@@ -54,6 +57,23 @@ private:
     uint32_t slots_[kSize] = {};
 };
 
+// hpack_encode_bound(): two size updates and the slack of whole-word
+// Huffman stores, then per field a representation octet with its index,
+// the name and value with their length prefixes (a literal is never longer
+// than raw).
+constexpr size_t kBlockBound = 2 * kIntegerMaxBytes + kHuffmanEncodeSlack;
+
+inline size_t field_bound(const hpack_header_t& h) {
+    size_t v = h.value_len + kIntegerMaxBytes;
+    if (h.value_literal && h.value_literal_len > v) v = h.value_literal_len;
+    return kIntegerMaxBytes + h.name_len + kIntegerMaxBytes + v;
+}
+
+inline bool is_never(const hpack_header_t& h, unsigned pflags) {
+    return (h.flags & HPACK_FIELD_NEVER_INDEX) || (pflags & HPACK_POLICY_NEVER_INDEX) ||
+           ((pflags & HPACK_POLICY_SHORT_SECRET) && h.value_len < hpack_policy::kShortSecretLen);
+}
+
 size_t string_len(const uint8_t* src, size_t len) {
     const size_t h = huffman_encoded_length(src, len);
     const size_t n = h < len ? h : len;
@@ -74,6 +94,27 @@ size_t string_encode(const uint8_t* src, size_t len, uint8_t* dst, bool with_sla
     return n + len;
 }
 
+// string_encode() inside a block, dst having room octets: when the worst
+// case fits (30 bits per octet, RFC 7541 B), the Huffman code is written at
+// once behind a length prefix sized for the raw string, and raw octets
+// replace it when it is not shorter.  That spares the length pass, which
+// costs about as much as the encoding; tight room falls back to it.
+size_t string_encode_in_block(const uint8_t* src, size_t len, uint8_t* dst, size_t room) {
+    const size_t pre = integer_length(7, static_cast<uint32_t>(len));
+    if (room < pre + (len * 30 + 7) / 8 + kHuffmanEncodeSlack)
+        return string_encode(src, len, dst, true);
+    const size_t h = huffman_encode_with_slack(src, len, dst + pre);
+    if (h < len) {
+        const size_t hpre = integer_length(7, static_cast<uint32_t>(h));
+        if (hpre != pre) memmove(dst + hpre, dst + pre, h);
+        encode_integer(dst, 0x80, 7, static_cast<uint32_t>(h));
+        return hpre + h;
+    }
+    encode_integer(dst, 0x00, 7, static_cast<uint32_t>(len));
+    if (len) memcpy(dst + pre, src, len);
+    return pre + len;
+}
+
 }  // namespace
 }  // namespace hpack
 
@@ -82,18 +123,21 @@ using namespace hpack;
 struct hpack_encoder {
     hpack_encoder(const Allocator& a, const hpack_policy* p)
         : alloc(a), table(a), policy(p) {}
-    ~hpack_encoder() {
-        alloc.free(nv_buckets);
-        alloc.free(name_buckets);
-    }
 
-    bool reserve(size_t size);
+    bool reserve(size_t size, void* storage = nullptr);
     void rebuild_index();
-    void link(uint64_t id, uint64_t name_hash, uint64_t nv_hash);
+    void link(uint64_t id, uint32_t static_name, uint64_t name_hash, uint64_t nv_hash);
+    uint64_t static_name_hash(uint32_t first) const {
+        return hash_mix(seed ^ first, kStaticNameKey);
+    }
     uint64_t find_nv(uint64_t h, const uint8_t* name, size_t nl,
                      const uint8_t* value, size_t vl) const;
     uint64_t find_name(uint64_t h, const uint8_t* name, size_t nl) const;
-    uint8_t* encode_field(const hpack_header_t& h, uint8_t* p);
+    __attribute__((always_inline)) inline uint8_t* encode_field(const hpack_header_t& h,
+                                                                uint8_t* p);
+    __attribute__((noinline)) uint8_t* encode_literal(const hpack_header_t& h, uint8_t* p,
+                                                      StaticName sn, uint64_t name_hash,
+                                                      uint64_t name_id, bool name_chain_done);
     uint8_t* emit_size_updates(uint8_t* p);
 
     Allocator           alloc;
@@ -103,6 +147,10 @@ struct hpack_encoder {
     uint64_t*           nv_buckets = nullptr;
     uint64_t*           name_buckets = nullptr;
     uint64_t            bucket_mask = 0;
+    uint8_t*            out_end = nullptr;  // of the block being encoded
+    // Name chains of the names the static table holds, by first entry: such
+    // a name is found by the static lookup and needs no hash or compare.
+    uint64_t            static_heads[kStaticEntries + 1];
     History             history;
 
     size_t   cap = 0;               // our own maximum
@@ -114,25 +162,17 @@ struct hpack_encoder {
     hpack_stats_t stats{};
 };
 
-bool hpack_encoder::reserve(size_t size) {
-    if (!table.reserve(size)) return false;
-    // One bucket per entry the table can hold: chains of one on average
-    // when full, and little to clear for a new connection.
-    size_t buckets = 1;
-    while (buckets < size / HPACK_ENTRY_OVERHEAD) buckets <<= 1;
-    if (buckets - 1 <= bucket_mask && nv_buckets) return true;
-    uint64_t* nv = static_cast<uint64_t*>(alloc.alloc(buckets * sizeof(uint64_t)));
-    uint64_t* nm = static_cast<uint64_t*>(alloc.alloc(buckets * sizeof(uint64_t)));
-    if (!nv || !nm) {
-        alloc.free(nv);
-        alloc.free(nm);
-        return false;
-    }
-    alloc.free(nv_buckets);
-    alloc.free(name_buckets);
-    nv_buckets = nv;
-    name_buckets = nm;
-    bucket_mask = buckets - 1;
+bool hpack_encoder::reserve(size_t size, void* storage) {
+    // One bucket of each index per entry the table can hold: chains of one
+    // on average when full, and little to clear for a new connection.  The
+    // buckets live in the table's allocation and are rebuilt with it.
+    void* buckets;
+    if (!table.reserve(size, kBucketBytesPerSlot, &buckets, storage)) return false;
+    if (!buckets) return true;
+    const uint64_t n = table.ring_capacity();
+    nv_buckets = static_cast<uint64_t*>(buckets);
+    name_buckets = nv_buckets + n;
+    bucket_mask = n - 1;
     rebuild_index();
     return true;
 }
@@ -141,19 +181,24 @@ void hpack_encoder::rebuild_index() {
     // kNoId is all ones.
     memset(nv_buckets, 0xff, (bucket_mask + 1) * sizeof(uint64_t));
     memset(name_buckets, 0xff, (bucket_mask + 1) * sizeof(uint64_t));
+    memset(static_heads, 0xff, sizeof(static_heads));
     for (uint64_t id = table.first_id(); id < table.next_id(); ++id) {
         const auto& e = table.entry(id);
-        link(id, hash_bytes(table.name(e), e.name_len, seed), e.extra.nv_hash);
+        const uint32_t sn = static_name_lookup(table.name(e), e.name_len).first;
+        link(id, sn, sn ? 0 : hash_bytes(table.name(e), e.name_len, seed), e.extra.nv_hash);
     }
 }
 
-void hpack_encoder::link(uint64_t id, uint64_t name_hash, uint64_t nv_hash) {
+void hpack_encoder::link(uint64_t id, uint32_t static_name, uint64_t name_hash,
+                         uint64_t nv_hash) {
     auto& x = table.entry(id).extra;
     x.nv_hash = nv_hash;
     x.nv_next = nv_buckets[nv_hash & bucket_mask];
     nv_buckets[nv_hash & bucket_mask] = id;
-    x.name_next = name_buckets[name_hash & bucket_mask];
-    name_buckets[name_hash & bucket_mask] = id;
+    uint64_t& head = static_name ? static_heads[static_name]
+                                 : name_buckets[name_hash & bucket_mask];
+    x.name_next = head;
+    head = id;
 }
 
 uint64_t hpack_encoder::find_nv(uint64_t h, const uint8_t* name, size_t nl,
@@ -192,50 +237,79 @@ uint8_t* hpack_encoder::emit_size_updates(uint8_t* p) {
     return p;
 }
 
-uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p) {
+inline uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p) {
     const uint8_t* name = h.name;
     const uint8_t* value = h.value;
     const size_t nl = h.name_len;
     const size_t vl = h.value_len;
 
-    ++stats.fields;
-    stats.plain_bytes += nl + vl;
+    // The static table first: a name it holds needs no hash (its dynamic
+    // entries have their own chain) and its policy flags are an array read.
+    // Other names ask the policy only when the dynamic table lacks them.
+    const StaticName sn = static_name_lookup(name, nl);
+    const bool never = is_never(h, sn.first ? policy->lookup_static(sn.first) : 0);
+    if (sn.first && !never) {
+        const uint32_t full = static_value_lookup(sn, value, vl);
+        if (full) {
+            *p++ = static_cast<uint8_t>(0x80 | full);
+            ++stats.indexed_static;
+            return p;
+        }
+    }
 
     // A field in the dynamic table is the common case on a warm
-    // connection, and the table only holds what the policy let in, so the
-    // policy need not be asked for it.  The first few entries of the name's
-    // chain are compared directly, which spares hashing the value; only a
-    // name with more entries than that (many values of one name) falls
-    // back to the name+value index, which keeps hostile input O(1).
-    const bool dynamic = table.count() != 0;
-    const bool flagged_never = h.flags & HPACK_FIELD_NEVER_INDEX;
-    const uint64_t name_hash = hash_bytes(name, nl, seed);
+    // connection.  The first few entries of the name's chain are compared
+    // directly, which spares hashing the value; only a name with more
+    // entries than that (many values of one name) falls back to the
+    // name+value index, which keeps hostile input O(1).  The table holds
+    // nothing the policy keeps out, so a never-indexed field finds no value
+    // there, only its name.
+    const uint64_t name_hash = sn.first ? static_name_hash(sn.first)
+                                        : hash_bytes(name, nl, seed);
     uint64_t name_id = kNoId;      // newest entry with this name
     bool name_chain_done = true;   // the whole chain was walked
-    if (dynamic) {
+    if (table.count() != 0) {
         int steps = 0;
-        for (uint64_t id = name_buckets[name_hash & bucket_mask]; table.live(id);
-             id = table.entry(id).extra.name_next) {
+        const uint64_t head = sn.first ? static_heads[sn.first]
+                                       : name_buckets[name_hash & bucket_mask];
+        for (uint64_t id = head; table.live(id); id = table.entry(id).extra.name_next) {
             if (++steps > kNameWalk) {
                 name_chain_done = false;
                 break;
             }
             const auto& e = table.entry(id);
-            if (e.name_len != nl || !equal_bytes(table.name(e), name, nl)) continue;
+            if (!sn.first && (e.name_len != nl || !equal_bytes(table.name(e), name, nl)))
+                continue;
             if (name_id == kNoId) name_id = id;
-            if (!flagged_never && e.value_len == vl && equal_bytes(table.value(e), value, vl)) {
+            if (!never && e.value_len == vl && equal_bytes(table.value(e), value, vl)) {
                 p += encode_integer(p, 0x80, 7, table.index_of_id(id));
                 ++stats.indexed_dynamic;
                 return p;
             }
         }
     }
+    return encode_literal(h, p, sn, name_hash, name_id, name_chain_done);
+}
+
+// Everything but a fully indexed field: the name+value index when the name's
+// chain was too long to walk, the policy, and the literal representation.
+uint8_t* hpack_encoder::encode_literal(const hpack_header_t& h, uint8_t* p, StaticName sn,
+                                       uint64_t name_hash, uint64_t name_id,
+                                       bool name_chain_done) {
+    const uint8_t* name = h.name;
+    const uint8_t* value = h.value;
+    const size_t nl = h.name_len;
+    const size_t vl = h.value_len;
+    const unsigned pflags = sn.first ? policy->lookup_static(sn.first)
+                                     : policy->lookup_other(name, nl);
+    const bool never = is_never(h, pflags);
+
     uint64_t nv_hash = 0;
     bool have_nv_hash = false;
     if (!name_chain_done) {
         nv_hash = hash_bytes(value, vl, name_hash);
         have_nv_hash = true;
-        if (!flagged_never) {
+        if (!never) {
             const uint64_t id = find_nv(nv_hash, name, nl, value, vl);
             if (id != kNoId) {
                 p += encode_integer(p, 0x80, 7, table.index_of_id(id));
@@ -243,23 +317,10 @@ uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p) {
                 return p;
             }
         }
-        if (name_id == kNoId) name_id = find_name(name_hash, name, nl);
+        if (name_id == kNoId && !sn.first) name_id = find_name(name_hash, name, nl);
     }
 
-    const unsigned pflags = policy->lookup(name, nl);
-    const bool never = (h.flags & HPACK_FIELD_NEVER_INDEX) ||
-                       (pflags & HPACK_POLICY_NEVER_INDEX) ||
-                       ((pflags & HPACK_POLICY_SHORT_SECRET) &&
-                        vl < hpack_policy::kShortSecretLen);
-
-    const StaticMatch sm = static_lookup(name, nl, value, vl);
-    if (sm.full_index && !never) {
-        *p++ = static_cast<uint8_t>(0x80 | sm.full_index);
-        ++stats.indexed_static;
-        return p;
-    }
-
-    uint32_t name_index = sm.name_index;
+    uint32_t name_index = sn.first;
     if (!name_index && name_id != kNoId) name_index = table.index_of_id(name_id);
 
     const size_t entry_size = nl + vl + HPACK_ENTRY_OVERHEAD;
@@ -289,20 +350,20 @@ uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p) {
         ++stats.name_indexed;
     } else {
         ++stats.literal_names;
-        p += string_encode(name, nl, p, true);
+        p += string_encode_in_block(name, nl, p, static_cast<size_t>(out_end - p));
     }
     if (h.value_literal) {
         memcpy(p, h.value_literal, h.value_literal_len);
         p += h.value_literal_len;
     } else {
-        p += string_encode(value, vl, p, true);
+        p += string_encode_in_block(value, vl, p, static_cast<size_t>(out_end - p));
     }
 
     if (index) {
         if (!have_nv_hash) nv_hash = hash_bytes(value, vl, name_hash);
         uint32_t evicted;
         if (table.insert(name, nl, value, vl, &evicted)) {
-            link(table.next_id() - 1, name_hash, nv_hash);
+            link(table.next_id() - 1, sn.first, name_hash, nv_hash);
             ++stats.insertions;
         }
         stats.evictions += evicted;
@@ -317,19 +378,19 @@ HPACK_API hpack_encoder_t* hpack_encoder_create(const hpack_allocator_t* allocat
                                                 const hpack_policy_t* policy) {
     if (max_table_size > HPACK_MAX_TABLE_SIZE) return nullptr;
     Allocator a(allocator);
-    hpack_encoder_t* e = a.make<hpack_encoder>(a, policy ? policy : default_policy());
+    const size_t initial = max_table_size < HPACK_DEFAULT_TABLE_SIZE
+                               ? max_table_size : HPACK_DEFAULT_TABLE_SIZE;
+    // One allocation: the encoder and its initial table with the buckets.
+    hpack_encoder_t* e = a.make_with_tail<hpack_encoder>(
+        EncoderTable::storage_size(initial, kBucketBytesPerSlot), a,
+        policy ? policy : default_policy());
     if (!e) return nullptr;
     // The seed only needs to differ between encoders and be unknown to the
     // peer: the object's address and the allocator's entropy suffice.
     e->seed = hash_mix(reinterpret_cast<uintptr_t>(e) ^ 0x9e3779b97f4a7c15ull,
                        reinterpret_cast<uintptr_t>(&e->stats) | 1);
     e->cap = max_table_size;
-    const size_t initial = max_table_size < HPACK_DEFAULT_TABLE_SIZE
-                               ? max_table_size : HPACK_DEFAULT_TABLE_SIZE;
-    if (!e->reserve(initial)) {
-        a.destroy(e);
-        return nullptr;
-    }
+    e->reserve(initial, Allocator::tail_of(e));
     // The peer's decoder starts at 4096 (RFC 7540 6.5.2); a smaller cap of
     // ours is signalled in the first block.
     e->table.set_max_size(initial);
@@ -363,29 +424,27 @@ HPACK_API int hpack_encoder_set_peer_table_size(hpack_encoder_t* enc, size_t siz
 
 HPACK_API size_t hpack_encode_bound(const hpack_encoder_t*, const hpack_header_t* headers,
                                     size_t n) {
-    // Two size updates, then per field a representation octet with its
-    // index, the name and value with their length prefixes (a literal is
-    // never longer than raw), and the slack of whole-word Huffman stores.
-    size_t bound = 2 * kIntegerMaxBytes + kHuffmanEncodeSlack;
-    for (size_t i = 0; i < n; ++i) {
-        const hpack_header_t& h = headers[i];
-        size_t v = h.value_len + kIntegerMaxBytes;
-        if (h.value_literal && h.value_literal_len > v) v = h.value_literal_len;
-        bound += kIntegerMaxBytes + h.name_len + kIntegerMaxBytes + v;
-    }
+    size_t bound = kBlockBound;
+    for (size_t i = 0; i < n; ++i) bound += field_bound(headers[i]);
     return bound;
 }
 
 HPACK_API int hpack_encode(hpack_encoder_t* enc, const hpack_header_t* headers, size_t n,
                            uint8_t* out, size_t out_cap, size_t* out_len) {
-    if (out_cap < hpack_encode_bound(enc, headers, n)) return HPACK_E_BUFFER;
+    // One pass checks the arguments and the bound (hpack_encode_bound()).
+    size_t bound = kBlockBound, plain = 0;
     for (size_t i = 0; i < n; ++i) {
         const hpack_header_t& h = headers[i];
         if (h.name_len == 0 || h.name_len > UINT32_MAX || h.value_len > UINT32_MAX)
             return HPACK_E_ARGUMENT;
+        bound += field_bound(h);
+        plain += h.name_len + h.value_len;
     }
+    if (out_cap < bound) return HPACK_E_BUFFER;
+    enc->stats.plain_bytes += plain;
     uint8_t* p = out;
     if (enc->update_pending) p = enc->emit_size_updates(p);
+    enc->out_end = out + out_cap;
     for (size_t i = 0; i < n; ++i) p = enc->encode_field(headers[i], p);
     *out_len = static_cast<size_t>(p - out);
     enc->stats.wire_bytes += *out_len;
@@ -411,4 +470,7 @@ HPACK_API size_t hpack_encoder_table_entries(const hpack_encoder_t* enc) {
 
 HPACK_API void hpack_encoder_stats(const hpack_encoder_t* enc, hpack_stats_t* stats) {
     *stats = enc->stats;
+    // Every field is exactly one of four kinds: the total is not kept apart.
+    stats->fields = stats->indexed_static + stats->indexed_dynamic +
+                    stats->name_indexed + stats->literal_names;
 }

@@ -42,11 +42,24 @@ constexpr DefaultName kDefaults[] = {
 
 }  // namespace
 
+void hpack_policy::note(const uint8_t* name, size_t len, unsigned flags) {
+    const hpack::StaticName sn = hpack::static_name_lookup(name, len);
+    if (sn.first)
+        static_flags[sn.first] = flags;
+    else
+        other_lengths |= uint64_t{1} << (len < 63 ? len : 63);
+}
+
 hpack_policy::~hpack_policy() {
     for (auto& s : slots) alloc.free(s.data);
 }
 
 unsigned hpack_policy::lookup(const uint8_t* name, size_t len) const {
+    const hpack::StaticName sn = hpack::static_name_lookup(name, len);
+    return sn.first ? static_flags[sn.first] : lookup_other(name, len);
+}
+
+unsigned hpack_policy::lookup_slots(const uint8_t* name, size_t len) const {
     uint32_t i = static_cast<uint32_t>(hpack::hash_bytes(name, len, kPolicySeed)) & kSlotMask;
     for (;;) {
         const Name& s = slots[i];
@@ -66,6 +79,7 @@ int hpack_policy::add(const uint8_t* name, size_t len, unsigned flags) {
             // Never-indexing wins over anything else said of the name.
             s.flags |= flags;
             if (s.flags & HPACK_POLICY_NEVER_INDEX) s.flags = HPACK_POLICY_NEVER_INDEX;
+            note(name, len, s.flags);
             return HPACK_OK;
         }
         i = (i + 1) & kSlotMask;
@@ -76,6 +90,7 @@ int hpack_policy::add(const uint8_t* name, size_t len, unsigned flags) {
     memcpy(copy, name, len);
     slots[i] = Name{copy, static_cast<uint32_t>(len), flags};
     ++count;
+    note(name, len, flags);
     return HPACK_OK;
 }
 

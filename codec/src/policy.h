@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "api.h"
+#include "static_table.h"
 
 // Internal flag: values shorter than kShortSecretLen are guessable secrets
 // (session ids, CSRF tokens) and are never indexed (RFC 7541 7.1.3).
@@ -28,13 +29,26 @@ struct hpack_policy {
     };
 
     unsigned lookup(const uint8_t* name, size_t len) const;
+    // The flags of a static-table name, by its first entry: no hashing.
+    unsigned lookup_static(uint32_t first) const { return static_flags[first]; }
+    // The flags of a name known not to be in the static table.
+    unsigned lookup_other(const uint8_t* name, size_t len) const {
+        return other_lengths >> (len < 63 ? len : 63) & 1 ? lookup_slots(name, len) : 0;
+    }
+    unsigned lookup_slots(const uint8_t* name, size_t len) const;
     int add(const uint8_t* name, size_t len, unsigned flags);
+    void note(const uint8_t* name, size_t len, unsigned flags);
     bool add_defaults();
 
     hpack::Allocator alloc;
     // Open addressing over twice the maximum number of names.
     Name     slots[2 * kMaxNames] = {};
     uint32_t count = 0;
+    // Flags of the names that are in the static table, by first entry, and
+    // the lengths (bit min(len, 63)) of the others: most names that no list
+    // holds are turned away by their length alone.
+    unsigned static_flags[hpack::kStaticEntries + 1] = {};
+    uint64_t other_lengths = 0;
 };
 
 namespace hpack {
