@@ -59,6 +59,8 @@ mkdir -p "$reports"
 # sanitizer_reports.py), which would fail the harness's start of every
 # server; the reports are judged, not the exit status.
 export ASAN_OPTIONS="log_path=$reports/san:halt_on_error=1:detect_leaks=1:exitcode=0"
+# UBSAN_HALT=0 lets a run go on past UBSan findings, to list them all
+# (reviewing ubsan.supp); it still fails on them.
 export UBSAN_OPTIONS="halt_on_error=${UBSAN_HALT:-1}:print_stacktrace=1:suppressions=$repo/interop/ubsan.supp"
 rc=0
 run "$@" || rc=$?

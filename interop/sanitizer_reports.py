@@ -24,7 +24,11 @@ each worker's exit, else its leak check did not run), and a leak record
 product: a function whose name has "hpack" in it (the module's
 ngx_http_hpack_*, the codec's hpack_* and hpack::, the hook patch's
 ngx_http_v2_*hpack*) or code in ngx_http_hpack_module.so or the codec's
-sources.  Every other leak record is listed and counted, not failed.
+sources, or code of an object no longer loaded: the sanitizer build links
+the module -z nodelete so that it stays mapped (and its frames named)
+after nginx dlclose()s it, and it is the only object nginx loads, so a
+"<unknown module>" frame can only be the module's.  Every other leak
+record is listed and counted, not failed.
 
 Ends with the line "sanitizers: N reports (N ASan, N UBSan), N leaks of
 the product, N other leaks, N workers checked" and exits 1 when any of the
@@ -37,11 +41,13 @@ import sys
 from pathlib import Path
 
 PRODUCT_FRAME = re.compile(
-    r"^\s*#\d+ 0x[0-9a-f]+ in (\S*hpack\S*"
-    r"|.*(ngx_http_hpack_module\.(so|c)|/codec/(src|include)/))", re.I)
+    r"^\s*#\d+ 0x[0-9a-f]+ (in \S*hpack"
+    r"|.*(ngx_http_hpack_module\.(so|c)|/codec/(src|include)/"
+    r"|<unknown module>))", re.I)
 LEAK_HEAD = re.compile(r"^(Direct|Indirect) leak of (\d+) byte")
 ERROR_HEAD = re.compile(r"^==\d+==ERROR: (AddressSanitizer|LeakSanitizer)"
                         r"|runtime error:|LeakSanitizer has encountered")
+FRAME = re.compile(r"^\s*#\d+ 0x")
 WORKER_START = re.compile(r"start worker process (\d+)")
 WORKER_EXIT = re.compile(r"worker process (\d+) exited with code (\d+)")
 
@@ -84,30 +90,41 @@ def main():
               "check did not run" % pid)
     errors = {"ASan": 0, "UBSan": 0}
     leaks = {"product": 0, "other": 0, "unjudged": 0}
+    seen = set()
+    repeats = 0
     for path in sorted(p for p in d.iterdir() if p.is_file()):
         pid = int(path.suffix[1:]) if path.suffix[1:].isdigit() else None
         worker = pid in pids
-        print("---- %s (%s)" % (path, "worker" if worker
-                                else "not a worker: master or nginx -t"))
+        shown = []
         for head, lines in records(path.read_text(errors="replace")):
             if LEAK_HEAD.match(head):
+                if not worker:
+                    leaks["unjudged"] += 1
+                    continue
                 ours = any(PRODUCT_FRAME.match(l) for l in lines)
-                kind = ("unjudged" if not worker
-                        else "product" if ours else "other")
-                leaks[kind] += 1
-                print("%s [%s]" % (head, {
-                    "product": "A LEAK OF THE PRODUCT",
-                    "other": "no frame of the product",
-                    "unjudged": "not judged: this process exits without "
-                                "freeing its pools"}[kind]))
-                print("\n".join("    " + l.strip() for l in lines[1:]
-                                if l.strip()))
-            elif "runtime error:" in head:
-                errors["UBSan"] += 1
-                print("\n".join(lines))
-            elif "AddressSanitizer" in head or "encountered" in head:
-                errors["ASan"] += 1
-                print("\n".join(lines))
+                leaks["product" if ours else "other"] += 1
+                shown.append("%s [%s]" % (head, "A LEAK OF THE PRODUCT"
+                                          if ours else
+                                          "no frame of the product"))
+                shown += ["    " + l.strip() for l in lines[1:] if l.strip()]
+            elif ERROR_HEAD.search(head) and "LeakSanitizer:" not in head:
+                errors["UBSan" if "runtime error:" in head else "ASan"] += 1
+                # a respawned worker meets the same error again: each
+                # error (kind and first frames) is shown once
+                key = (re.sub(r"0x[0-9a-f]+|==\d+==", "", head),
+                       tuple(re.sub(r"0x[0-9a-f]+", "", l)
+                             for l in lines if FRAME.match(l))[:4])
+                if key in seen:
+                    repeats += 1
+                    continue
+                seen.add(key)
+                shown += lines
+        if shown:
+            print("---- %s (%s)" % (path, "a worker" if worker else
+                                    "not a worker: master or nginx -t"))
+            print("\n".join(shown))
+    if repeats:
+        print("(%d more ASan/UBSan reports repeat one shown above)" % repeats)
     print("sanitizers: %d reports (%d ASan, %d UBSan), %d leaks of the "
           "product, %d other leaks, %d workers checked (%d leak records "
           "of other processes not judged)"

@@ -63,8 +63,12 @@ if [ -n "$asan" ]; then
     # check stays on for everything else, the module and the patch included
     cc_opt="$cc_opt -DNGX_HAVE_NONALIGNED=0"
     # the binary carries the sanitizer runtime the module resolves against;
-    # its C++ part too (the codec's UBSan checks call into it)
+    # its C++ part too (the codec's UBSan checks call into it).  The module
+    # is linked -z nodelete: nginx dlclose()s it when a worker destroys its
+    # cycle, before LeakSanitizer runs at exit, and leak stacks through an
+    # unloaded object cannot be symbolized (nor attributed to the module)
     ld_opt="-fsanitize=address,undefined -fsanitize-link-c++-runtime -lstdc++"
+    ld_opt="$ld_opt -Wl,-z,nodelete"
 fi
 jobs="${JOBS:-$(nproc)}"
 patch_file="$repo/module/patches/nginx-$version-hpack-hooks.patch"
