@@ -13,8 +13,9 @@ reported, by interop/ubsan.supp, each with its reason.)  So does
 LeakSanitizer's own failure to run.
 
 Leaks.  LeakSanitizer runs when a process exits, and nginx does not free
-everything at exit: "nginx -t" and the master leave their whole
-configuration cycle to the exit.  A worker that exits gracefully destroys
+everything at exit: "nginx -t" returns from main() with its whole
+configuration cycle unreferenced, the master leaves its cycle to the
+exit.  A worker that exits gracefully destroys
 the cycle's pool (with every pool cleanup, the module's among them) after
 its connections were closed, so what it leaks nothing freed.  Leaks are
 therefore judged in the workers' reports only (their pids are the
