@@ -33,8 +33,8 @@ record is listed and counted, not failed.
 
 Ends with the line "sanitizers: N reports (N ASan, N UBSan), N leaks of
 the product, N other leaks, N workers checked" and exits 1 when any of the
-first counts is not zero, when a worker's exit is missing, or when DIR is
-missing (the run did not set log_path there).
+first counts is not zero, when a worker's exit is missing or no worker
+started, or when DIR is missing (the run did not set log_path there).
 """
 
 import re
@@ -68,7 +68,11 @@ def workers(logs):
     """{worker pid: exit code or None} from the master's error log lines."""
     found = {}
     for log in logs:
-        text = Path(log).read_text(errors="replace")
+        try:
+            text = Path(log).read_text(errors="replace")
+        except OSError as e:
+            print("sanitizers: %s" % e)
+            continue
         for m in WORKER_START.finditer(text):
             found.setdefault(int(m.group(1)), None)
         for m in WORKER_EXIT.finditer(text):
@@ -85,6 +89,10 @@ def main():
               "reports there" % d)
         return 1
     pids = workers(sys.argv[2:])
+    if not pids:
+        print("sanitizers: no worker of the sanitizer build started "
+              "(error logs: %s)" % " ".join(sys.argv[2:]))
+        return 1
     unseen = sorted(p for p, code in pids.items() if code is None)
     for pid in unseen:
         print("sanitizers: worker %d: no exit in the error logs, its leak "
