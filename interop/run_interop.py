@@ -45,7 +45,7 @@ SUITES = {
 # Left out under --asan: case 7 measures the worker's RSS, which under ASan
 # is the allocator's quarantine of freed blocks (it grows by design until
 # it holds 256 MB), not the module's memory; it is also the longest case
-# (125,000 requests), several minutes under the sanitizers.
+# (125,000 requests on one connection).
 ASAN_SKIP = ("memory",)
 
 
