@@ -4,13 +4,18 @@
 #   interop/run.sh                      nginx 1.26.3, every case
 #   interop/run.sh --version 1.22.1     nginx 1.22.1: cases 1, 2 and 5
 #   interop/run.sh --only REGEX         only the tests whose names match
+#   interop/run.sh --asan [--only REGEX]
+#                                       the patched servers from the sanitizer
+#                                       build (make nginx-asan), then every
+#                                       sanitizer report judged
 #
 # Needs the nginx builds (make nginx), and nghttp, h2load, curl, openssl and
 # python3-h2 for /usr/bin/python3 (make deps installs them).  BUILD moves
 # the build directory as for the rest of the repository (default: build).
 # The servers it starts listen on 127.0.0.1:18080-18094 and 18443-18457
-# (the hostile group adds 18180-18194; INTEROP_PORT_SHIFT=N moves them all)
-# and are stopped at the end, also on failure, Ctrl-C or timeout.
+# (--asan: 18100-18104 and 18463-18467; the hostile group adds 100 to the
+# h2c ports; INTEROP_PORT_SHIFT=N moves them all) and are stopped at the
+# end, also on failure, Ctrl-C or timeout.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,5 +33,38 @@ fi
 
 # The suite takes about a minute; 15 minutes means something hangs.
 # SIGTERM lets the harness stop its servers before it exits.
-exec timeout --kill-after=30 900 \
-    /usr/bin/python3 "$repo/interop/run_interop.py" "$@"
+run() {
+    timeout --kill-after=30 900 \
+        /usr/bin/python3 "$repo/interop/run_interop.py" "$@"
+}
+
+if [ "${1:-}" != --asan ]; then
+    run "$@"
+    exit
+fi
+
+# The sanitizer build: every nginx process (master, workers, nginx -t)
+# writes what ASan, UBSan and LeakSanitizer find to $reports/san.<pid>,
+# and stops at the first ASan or UBSan error (UBSan findings of stock nginx
+# code are suppressed by interop/ubsan.supp).  The servers are stopped
+# gracefully, so LeakSanitizer runs at every worker's and master's exit
+# with no connection left open.  Then sanitizer_reports.py shows every
+# report and fails on any error and on any leak of a worker with a frame
+# of the product (its docstring says why leaks are judged so).
+build="${BUILD:-build}"
+case "$build" in /*) ;; *) build="$repo/$build" ;; esac
+reports="$build/interop/sanitizer"
+rm -rf "$reports"
+mkdir -p "$reports"
+# exitcode=0: nginx -t exits with the leaks of its configuration (see
+# sanitizer_reports.py), which would fail the harness's start of every
+# server; the reports are judged, not the exit status.
+export ASAN_OPTIONS="log_path=$reports/san:halt_on_error=1:detect_leaks=1:exitcode=0"
+# UBSAN_HALT=0 lets a run go on past UBSan findings, to list them all
+# (reviewing ubsan.supp); it still fails on them.
+export UBSAN_OPTIONS="halt_on_error=${UBSAN_HALT:-1}:print_stacktrace=1:suppressions=$repo/interop/ubsan.supp"
+rc=0
+run "$@" || rc=$?
+/usr/bin/python3 "$repo/interop/sanitizer_reports.py" "$reports" \
+    "$build"/interop/1.26.3-{on,small,off,nomod}/logs/error.log || rc=1
+exit "$rc"

@@ -2,22 +2,44 @@
 # Builds and installs one nginx: stock (unpatched) or hpack (patched, with
 # the module as a dynamic module).
 #
-#   scripts/build-nginx.sh VERSION stock|hpack PREFIX
+#   scripts/build-nginx.sh [--asan] VERSION stock|hpack PREFIX
 #   scripts/build-nginx.sh 1.26.3 stock build/nginx-stock
 #   scripts/build-nginx.sh 1.26.3 hpack build/nginx-hpack
+#   scripts/build-nginx.sh --asan 1.26.3 hpack build/nginx-hpack-asan
 #
 # Both variants use the same configure arguments and compiler flags
 # (NGINX_CC_OPT, default "-O2 -g"), so they can be compared.  The source comes
 # from scripts/nginx-source.sh (or NGINX_SRC=<dir>); each variant builds in
 # its own copy under build/work/, which is kept: a re-run only recompiles
 # what changed.  Extra configure arguments: NGINX_CONFIGURE_EXTRA.
+#
+# --asan adds AddressSanitizer and UndefinedBehaviorSanitizer to the same
+# flags (nginx, the module and the codec library it links), and
+# -DNGX_DEBUG_PALLOC=1: every pool allocation is then a malloc of its own,
+# so an overflow inside pool memory (the codec's tables and the module's
+# buffers live in the connection and request pools) is seen by ASan
+# instead of landing in the next allocation of the same pool block.  It
+# builds in build/work/nginx-VERSION-VARIANT-asan, with clang (ASAN_CC):
+# gcc 12 keeps ASan and UBSan in two runtimes (libasan.so, libubsan.so)
+# that disagree on where reports go (UBSan's always reach stderr, which
+# nginx points at its error log; ASan's follow UBSAN_OPTIONS's log_path),
+# clang has one runtime that writes both to ASAN_OPTIONS's log_path.
+# UBSan is recoverable in nginx and the module (a report that
+# interop/ubsan.supp does not suppress stops the process when
+# UBSAN_OPTIONS has halt_on_error=1); the codec library is built with the
+# Makefile's SAN_FLAGS, where every UBSan report is fatal.
 set -euo pipefail
 
 usage() {
-    echo "usage: build-nginx.sh VERSION stock|hpack PREFIX" >&2
+    echo "usage: build-nginx.sh [--asan] VERSION stock|hpack PREFIX" >&2
     exit 2
 }
 
+asan=
+if [ "${1:-}" = --asan ]; then
+    asan=1
+    shift
+fi
 [ $# -eq 3 ] || usage
 version="$1"
 variant="$2"
@@ -31,12 +53,29 @@ case "$build" in /*) ;; *) build="$repo/$build" ;; esac
 case "$prefix" in /*) ;; *) prefix="$(pwd)/$prefix" ;; esac
 
 cc_opt="${NGINX_CC_OPT:--O2 -g}"
+ld_opt=
+if [ -n "$asan" ]; then
+    cc_opt="$cc_opt -fsanitize=address,undefined -fno-omit-frame-pointer"
+    cc_opt="$cc_opt -DNGX_DEBUG_PALLOC=1"
+    # nginx reads and writes frame integers as unaligned 16- and 32-bit
+    # words on x86 (NGX_HAVE_NONALIGNED), which UBSan's alignment check
+    # reports on every frame; 0 selects nginx's own byte-wise path, so the
+    # check stays on for everything else, the module and the patch included
+    cc_opt="$cc_opt -DNGX_HAVE_NONALIGNED=0"
+    # the binary carries the sanitizer runtime the module resolves against;
+    # its C++ part too (the codec's UBSan checks call into it).  The module
+    # is linked -z nodelete: nginx dlclose()s it when a worker destroys its
+    # cycle, before LeakSanitizer runs at exit, and leak stacks through an
+    # unloaded object cannot be symbolized (nor attributed to the module)
+    ld_opt="-fsanitize=address,undefined -fsanitize-link-c++-runtime -lstdc++"
+    ld_opt="$ld_opt -Wl,-z,nodelete"
+fi
 jobs="${JOBS:-$(nproc)}"
 patch_file="$repo/module/patches/nginx-$version-hpack-hooks.patch"
 
 src="$("$repo/scripts/nginx-source.sh" "$version")"
 
-work="$build/work/nginx-$version-$variant"
+work="$build/work/nginx-$version-$variant${asan:+-asan}"
 stamp="$work/.hpack-build-stamp"
 
 # What the work tree was made from: the source tree, and the patch.
@@ -68,8 +107,28 @@ args=(
     --with-http_stub_status_module
     --with-cc-opt="$cc_opt"
 )
+[ -z "$ld_opt" ] || args+=(--with-ld-opt="$ld_opt" --with-cc="${ASAN_CC:-clang}")
+addon="$repo"
+if [ "$variant" = hpack ] && [ -n "$asan" ]; then
+    # The module's config links $ngx_addon_dir/build/codec/libhpack.a and
+    # has it built by "make -C $ngx_addon_dir lib".  The sanitized library
+    # is $build/codec-asan/libhpack.a (make lib-asan): the addon directory
+    # given to configure is a shim whose sources are the repository's and
+    # whose build/codec is that library's directory.
+    addon="$build/work/hpack-asan-addon"
+    mkdir -p "$addon/build" "$build/codec-asan"
+    for f in config config.make codec module; do
+        ln -sfn "$repo/$f" "$addon/$f"
+    done
+    ln -sfn "$build/codec-asan" "$addon/build/codec"
+    printf '%s\n' \
+        "# Written by scripts/build-nginx.sh --asan: the module's codec" \
+        "# library, built with the sanitizers into $build/codec-asan/." \
+        "lib:" \
+        "	\$(MAKE) -C $repo BUILD=$build ASAN_CXX=${ASAN_CXX:-clang++} lib-asan" > "$addon/Makefile"
+fi
 if [ "$variant" = hpack ]; then
-    args+=(--add-dynamic-module="$repo")
+    args+=(--add-dynamic-module="$addon")
 fi
 # shellcheck disable=SC2206
 args+=(${NGINX_CONFIGURE_EXTRA:-})

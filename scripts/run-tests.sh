@@ -42,9 +42,11 @@ stage clang      make --no-print-directory check-clang
 stage tables     make --no-print-directory check-tables
 stage unit       make --no-print-directory unit-tests
 stage unit-asan  make --no-print-directory unit-tests-asan
+stage unit-valgrind make --no-print-directory unit-tests-valgrind
 stage alloc      make --no-print-directory alloc-tests
 stage fuzz-smoke make --no-print-directory fuzz-smoke
 stage interop    make --no-print-directory interop
+stage interop-asan  make --no-print-directory interop-asan
 stage interop-1.22 make --no-print-directory interop-1.22
 stage interop-proxy   make --no-print-directory interop-proxy
 stage interop-browser make --no-print-directory interop-browser
