@@ -57,6 +57,23 @@ port="$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.
 ua='Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36'
 accept='text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8'
 
+# Graceful stop, the signal repeated once a second: nginx looks at its quit
+# flag after an event loop pass, and a signal that lands while it is busy
+# (a long window under valgrind) waits for the next event, which an idle
+# nginx without timers never gets; the next signal interrupts epoll_wait().
+stop() {
+    local pid="$1"
+    for _ in $(seq 1 30); do
+        kill -QUIT "$pid" 2>/dev/null || break
+        for _ in 1 2 3 4 5 6 7 8 9 10; do
+            kill -0 "$pid" 2>/dev/null || break 2
+            sleep 0.1
+        done
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" || true
+}
+
 # run NAME BINARY LOAD_MODULE(0|1) HPACK(on|off|none) REQUESTS -> total Ir
 run() {
     local name="$1" bin="$2" load="$3" hp="$4" n="$5"
@@ -98,12 +115,17 @@ run() {
     grep -q "$n succeeded" "$d/h2load.log" || {
         echo "stock-cost: h2load against $name failed:" >&2
         tail -5 "$d/h2load.log" >&2
-        kill -QUIT "$vg" 2>/dev/null || true
+        stop "$vg"
         exit 2
     }
-    kill -QUIT "$vg"
-    wait "$vg" || true
-    sed -n 's/^summary: //p' "$d/callgrind.out"
+    stop "$vg"
+    local total
+    total="$(sed -n 's/^summary: //p' "$d/callgrind.out" 2>/dev/null)"
+    if [ -z "$total" ]; then
+        echo "stock-cost: $name wrote no profile ($d)" >&2
+        exit 2
+    fi
+    echo "$total"
 }
 
 per_request() {

@@ -31,6 +31,9 @@
 
 #define NGX_HTTP_HPACK_STATIC_ENTRIES  61
 
+/* fields per hpack_decode_fields() call (about 1 KiB of stack) */
+#define NGX_HTTP_HPACK_BATCH           16
+
 /* what is known about a name (ngx_http_hpack_memo_t.name_flags) */
 #define NGX_HTTP_HPACK_NAME_KNOWN      0x01
 #define NGX_HTTP_HPACK_NAME_PSEUDO     0x02
@@ -394,9 +397,10 @@ ngx_http_hpack_decode_block(ngx_http_v2_connection_t *h2c, u_char **pos,
     u_char *end, ngx_uint_t last)
 {
     int                        rc;
+    size_t                     i, n;
     u_char                    *start;
     ngx_int_t                  err;
-    hpack_field_t              field;
+    hpack_field_t              fields[NGX_HTTP_HPACK_BATCH];
     ngx_http_request_t        *r;
     ngx_http_hpack_ctx_t      *ctx;
     ngx_http_hpack_conn_t     *hc;
@@ -443,19 +447,26 @@ ngx_http_hpack_decode_block(ngx_http_v2_connection_t *h2c, u_char **pos,
     for ( ;; ) {
         start = *pos;
 
-        rc = hpack_decode_field(hc->decoder, (const uint8_t **) pos, end,
-                                last, &field);
+        rc = hpack_decode_fields(hc->decoder, (const uint8_t **) pos, end,
+                                 last, fields, NGX_HTTP_HPACK_BATCH, &n);
 
         hc->block_wire += *pos - start;
 
-        if (rc == HPACK_OK) {
-            err = ngx_http_hpack_process_field(h2c, hc, &field);
+        /*
+         * in wire order: a field may refer to an entry an earlier one of
+         * the batch inserted, and then shares its memo
+         */
+
+        for (i = 0; i < n; i++) {
+            err = ngx_http_hpack_process_field(h2c, hc, &fields[i]);
 
             if (err != NGX_OK) {
                 hc->in_block = 0;
                 return err;
             }
+        }
 
+        if (rc == HPACK_OK) {
             continue;
         }
 
