@@ -46,6 +46,8 @@ help:
 	@echo "make bench-codec   codec benchmark vs libnghttp2 and nginx (QUICK=1: smoke)"
 	@echo "make bench-codec-callgrind  instructions per operation, deterministic"
 	@echo "make interop-1.22  the interop suite against the nginx 1.22.1 builds"
+	@echo "make interop-asan  the interop suite against nginx + module + codec under ASan/UBSan/LSan"
+	@echo "make nginx-asan    build that sanitizer nginx (build/nginx-hpack-asan)"
 	@echo "make interop-proxy nginx as a TLS reverse proxy: exact headers, secrets never indexed"
 	@echo "make interop-browser headless Chromium through the proxy (SKIP when not installable)"
 	@echo "make bench-proxy   the reverse-proxy workload, stock vs module"

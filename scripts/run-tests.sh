@@ -52,6 +52,7 @@ stage interop-proxy   make --no-print-directory interop-proxy
 stage interop-browser make --no-print-directory interop-browser
 stage bench-smoke make --no-print-directory bench-codec QUICK=1
 stage bench-nginx-smoke make --no-print-directory bench QUICK=1
+stage stock-cost make --no-print-directory bench-stock-cost
 
 echo
 if [ "${#broken[@]}" -gt 0 ]; then
