@@ -225,6 +225,7 @@ int collect_whole(void* ctx, const hpack_field_t* f) {
 struct Pieces {
     std::vector<uint8_t> lengths{1, 5, 2, 64};
     bool empty_last = false;
+    size_t batch = 0;  // 0: hpack_decode_field; n: hpack_decode_fields, n per call
 };
 
 int decode_in_pieces(Side& s, const std::vector<uint8_t>& block, const Pieces& plan,
@@ -241,11 +242,20 @@ int decode_in_pieces(Side& s, const std::vector<uint8_t>& block, const Pieces& p
         const Exact piece(block.data() + off, len);
         const uint8_t* p = piece.begin();
         for (;;) {
-            hpack_field_t f;
-            const int rc = hpack_decode_field(s.dec, &p, piece.end(), last, &f);
+            // A batch's fields are captured after the call: they must all
+            // still be valid then, and memos are written in wire order.
+            hpack_field_t f[15];
+            size_t n = 0;
+            const int rc = plan.batch == 0
+                               ? hpack_decode_field(s.dec, &p, piece.end(), last, f)
+                               : hpack_decode_fields(s.dec, &p, piece.end(), last, f,
+                                                     plan.batch, &n);
+            if (plan.batch == 0) n = rc == HPACK_OK;
             FUZZ_CHECK(p >= piece.begin() && p <= piece.end(), "*pos left the piece");
+            FUZZ_CHECK(n <= (plan.batch ? plan.batch : 1), "more fields than asked for");
+            for (size_t i = 0; i < n; ++i) out->push_back(s.capture(f[i]));
             if (rc == HPACK_OK) {
-                out->push_back(s.capture(f));
+                FUZZ_CHECK(n >= 1, "HPACK_OK without a field");
                 continue;
             }
             if (rc == HPACK_BLOCK_END) {
@@ -333,6 +343,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 plan.lengths.assign(n, 0);
                 for (uint8_t& l : plan.lengths) l = script.control.u8();
                 plan.empty_last = op & 0x80;
+                plan.batch = (op >> 3) & 15;
                 continue;
             }
             case kOpFailAlloc:

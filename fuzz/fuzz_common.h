@@ -139,7 +139,8 @@ enum Op : uint8_t {
     kOpLimits     = 3,  // u8 x3: max_field, max_list, string limit (limit_of)
     kOpPieces     = 4,  // u8 n: n % 8 + 1 piece lengths follow (0 = an empty
                         // piece), used in turn; opcode bit 7: each block
-                        // ends with an empty last piece
+                        // ends with an empty last piece; bits 3-6: fields
+                        // per hpack_decode_fields call (0: hpack_decode_field)
     kOpFailAlloc  = 5,  // u8 k: the piece decoder's allocator fails once, after
                         // k more allocations succeed (decoder_fuzz)
     kOpCanonical  = 6,  // opcode bit 7: later blocks have their overlong
