@@ -55,6 +55,8 @@ from pathlib import Path
 
 sys.dont_write_bytecode = True          # no bench/__pycache__ in the tree
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "interop"))
+import harness                                       # noqa: E402
 import nginx_callgrind                               # noqa: E402
 import nginx_report                                  # noqa: E402
 import nginx_wire                                    # noqa: E402
@@ -338,12 +340,7 @@ class Server:
                          % (self.label, self.log_tail()))
 
     def _accepts(self):
-        for port in (self.h2c_port, self.tls_port):
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.2).close()
-            except OSError:
-                return False
-        return True
+        return harness.ports_accept((self.h2c_port, self.tls_port))
 
     def stop(self):
         """SIGTERM (nginx's fast shutdown; under callgrind the profile is

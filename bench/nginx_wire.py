@@ -8,9 +8,14 @@ its kind (RFC 7541 section 6) and its size on the wire.
 """
 
 import socket
+import sys
 import time
+from pathlib import Path
 
 from hpack import Decoder, Encoder
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "interop"))
+import harness                                       # noqa: E402
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 HEADERS, SETTINGS, CONTINUATION, DATA = 0x1, 0x4, 0x9, 0x0
@@ -22,57 +27,21 @@ def frame(kind, flags, stream, payload=b""):
             + stream.to_bytes(4, "big") + payload)
 
 
-def _int(block, i, prefix):
-    mask = (1 << prefix) - 1
-    value = block[i] & mask
-    i += 1
-    if value < mask:
-        return value, i
-    shift = 0
-    while True:
-        b = block[i]
-        i += 1
-        value += (b & 0x7f) << shift
-        shift += 7
-        if not b & 0x80:
-            return value, i
-
-
-def _string(block, i):
-    huffman = bool(block[i] & 0x80)
-    n, i = _int(block, i, 7)
-    return huffman, n, i + n
+LABELS = {"indexed": "indexed", "size-update": "size update",
+          "incremental": "literal, incremental indexing",
+          "never-indexed": "literal, never indexed",
+          "without-indexing": "literal, without indexing"}
 
 
 def representations(block):
     """(kind, index, octets, huffman?) for each representation of a block."""
     out = []
-    i = 0
-    while i < len(block):
-        b = block[i]
-        start = i
-        if b & 0x80:
-            index, i = _int(block, i, 7)
-            out.append(("indexed", index, i - start, ""))
-            continue
-        if b & 0xe0 == 0x20:
-            size, i = _int(block, i, 5)
-            out.append(("size update", size, i - start, ""))
-            continue
-        if b & 0xc0 == 0x40:
-            kind, prefix = "literal, incremental indexing", 6
-        elif b & 0xf0 == 0x10:
-            kind, prefix = "literal, never indexed", 4
-        else:
-            kind, prefix = "literal, without indexing", 4
-        index, i = _int(block, i, prefix)
-        coding = []
-        if index == 0:
-            h, _, i = _string(block, i)
-            coding.append("name " + ("huffman" if h else "raw"))
-        h, _, i = _string(block, i)
-        coding.append("value " + ("huffman" if h else "raw"))
-        out.append((kind, index, i - start, ", ".join(coding)))
+    for kind, number, start, end, strings in harness.walk(block):
+        coding = ["%s %s" % (part, "huffman" if huffman else "raw")
+                  for part, (huffman, _) in zip(
+                      ("name", "value") if len(strings) == 2 else ("value",),
+                      strings)]
+        out.append((LABELS[kind], number, end - start, ", ".join(coding)))
     return out
 
 

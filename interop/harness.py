@@ -311,12 +311,7 @@ class Server:
         raise RuntimeError("%s did not start listening" % self.label)
 
     def _accepts(self):
-        for port in (self.h2c_port, self.tls_port):
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.2).close()
-            except OSError:
-                return False
-        return True
+        return ports_accept((self.h2c_port, self.tls_port))
 
     def stop(self):
         if self.proc is None:
@@ -376,6 +371,16 @@ class Server:
     @property
     def authority(self):
         return "127.0.0.1:%d" % self.h2c_port
+
+
+def ports_accept(ports):
+    """True when a TCP connection to each of 127.0.0.1's ports succeeds."""
+    for port in ports:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+        except OSError:
+            return False
+    return True
 
 
 def stop_stale(pidfile, *marks):
@@ -495,47 +500,55 @@ def leading_size_updates(block):
     return sizes
 
 
-def all_size_updates(block):
-    """Every size update in a block, with its position (a complete parse of
-    the representations, so that one after a field is found too)."""
-    found, pos, n = [], 0, 0
+REP_KINDS = {0x80: "indexed", 0x40: "incremental", 0x10: "never-indexed",
+             0x00: "without-indexing"}
+
+
+def walk(block):
+    """Every representation of a header block (RFC 7541 section 6), in
+    order, as (kind, number, start, end, strings): kind "size-update"
+    (number: the size) or one of REP_KINDS' values (number: the table index
+    of the field or of its name, 0 for a literal name); [start, end) its
+    octets; strings the (huffman, length) of a literal's name (when sent)
+    and value.  end may pass the block when a length does."""
+    pos = 0
     while pos < len(block):
-        b = block[pos]
-        if b & 0x80:                                  # indexed
-            _, pos = decode_int(block, pos, 7)
-        elif b & 0xe0 == 0x20:                        # size update
+        b, start = block[pos], pos
+        if b & 0x80:
+            index, pos = decode_int(block, pos, 7)
+            yield "indexed", index, start, pos, ()
+        elif b & 0xe0 == 0x20:
             size, pos = decode_int(block, pos, 5)
-            found.append((n, size))
-            continue
-        else:                                         # literal
-            bits = 6 if b & 0x40 else 4
-            index, pos = decode_int(block, pos, bits)
-            strings = 1 if index else 2
-            for _ in range(strings):
+            yield "size-update", size, start, pos, ()
+        else:
+            kind = 0x40 if b & 0x40 else b & 0x10
+            index, pos = decode_int(block, pos, 6 if kind == 0x40 else 4)
+            strings = []
+            for _ in range(1 if index else 2):
+                huffman = bool(block[pos] & 0x80)
                 length, pos = decode_int(block, pos, 7)
+                strings.append((huffman, length))
                 pos += length
-        n += 1
+            yield REP_KINDS[kind], index, start, pos, tuple(strings)
+
+
+def all_size_updates(block):
+    """Every size update in a block, with the number of fields before it
+    (a complete parse of the representations, so that one after a field is
+    found too)."""
+    found, n = [], 0
+    for kind, number, _, _, _ in walk(block):
+        if kind == "size-update":
+            found.append((n, number))
+        else:
+            n += 1
     return found
 
 
 def dynamic_references(block):
     """How many representations refer to the dynamic table (index > 61)."""
-    refs, pos = 0, 0
-    while pos < len(block):
-        b = block[pos]
-        if b & 0x80:
-            index, pos = decode_int(block, pos, 7)
-            refs += index > 61
-        elif b & 0xe0 == 0x20:
-            _, pos = decode_int(block, pos, 5)
-        else:
-            bits = 6 if b & 0x40 else 4
-            index, pos = decode_int(block, pos, bits)
-            refs += index > 61
-            for _ in range(1 if index else 2):
-                length, pos = decode_int(block, pos, 7)
-                pos += length
-    return refs
+    return sum(1 for kind, number, _, _, _ in walk(block)
+               if kind != "size-update" and number > 61)
 
 
 # ------------------------------------------------------- the h2 client
@@ -903,29 +916,10 @@ def request_headers(server, path, extra=(), method="GET"):
 
 # ------------------------------------------------- representations
 
-REP_KINDS = {0x80: "indexed", 0x40: "incremental", 0x10: "never-indexed",
-             0x00: "without-indexing"}
-
-
 def representations(block):
     """The representation of every field of a block, in order, as
     (kind, index): kind one of REP_KINDS' values, index the table index
     of an indexed field or of a literal's name (0: a literal name).  Size
     updates are skipped; zip the result with the decoded header list."""
-    out, pos = [], 0
-    while pos < len(block):
-        b = block[pos]
-        if b & 0x80:
-            index, pos = decode_int(block, pos, 7)
-            out.append(("indexed", index))
-            continue
-        if b & 0xe0 == 0x20:
-            _, pos = decode_int(block, pos, 5)
-            continue
-        kind = 0x40 if b & 0x40 else b & 0x10
-        index, pos = decode_int(block, pos, 6 if kind == 0x40 else 4)
-        for _ in range(1 if index else 2):
-            length, pos = decode_int(block, pos, 7)
-            pos += length
-        out.append((REP_KINDS[kind], index))
-    return out
+    return [(kind, number) for kind, number, _, _, _ in walk(block)
+            if kind != "size-update"]

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import harness
-from harness import Failure, Server, decode_int
+from harness import Failure, Server
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -204,13 +204,8 @@ class ProxyServer(Server):
         self.conf.write_text(text)
 
     def _accepts(self):
-        ports = [self.tls_port] + ([self.h2c_port] if self.h2c_port else [])
-        for port in ports:
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.2).close()
-            except OSError:
-                return False
-        return True
+        return harness.ports_accept(
+            [self.tls_port] + ([self.h2c_port] if self.h2c_port else []))
 
     def start(self):
         ports = [self.tls_port] + ([self.h2c_port] if self.h2c_port else [])
@@ -332,30 +327,19 @@ def representations(block):
     (0000xxxx) or "never" (0001xxxx, never indexed); size updates skipped.
     A reference to the dynamic table (index > 61) is "dynamic".
     """
-    kinds, pos = [], 0
-    while pos < len(block):
-        b = block[pos]
-        if b & 0x80:
-            index, pos = decode_int(block, pos, 7)
-            kinds.append("dynamic" if index > 61 else "indexed")
+    short = {"incremental": "incremental", "never-indexed": "never",
+             "without-indexing": "without"}
+    kinds = []
+    for kind, index, _, end, _ in harness.walk(block):
+        if kind == "size-update":
             continue
-        if b & 0xe0 == 0x20:
-            _, pos = decode_int(block, pos, 5)
-            continue
-        if b & 0x40:
-            kind, bits = "incremental", 6
-        elif b & 0x10:
-            kind, bits = "never", 4
-        else:
-            kind, bits = "without", 4
-        index, pos = decode_int(block, pos, bits)
-        for _ in range(1 if index else 2):
-            length, pos = decode_int(block, pos, 7)
-            pos += length
-        if pos > len(block):
+        if end > len(block):
             raise Failure("a representation runs past its block: %s"
                           % block.hex())
-        kinds.append(kind)
+        if kind == "indexed":
+            kinds.append("dynamic" if index > 61 else "indexed")
+        else:
+            kinds.append(short[kind])
     return kinds
 
 
