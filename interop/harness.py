@@ -128,6 +128,21 @@ class Results:
         return 1 if self.failed else 0
 
 
+class Filtered(Results):
+    """Results that only run the tests whose names match the regular
+    expression only (all of them when it is empty); Results.run(self, ...)
+    runs one whatever its name (start-up checks)."""
+
+    def __init__(self, only):
+        super().__init__()
+        self.only = re.compile(only) if only else None
+
+    def run(self, label, name, fn, *args):
+        if self.only and not self.only.search(name):
+            return None
+        return super().run(label, name, fn, *args)
+
+
 def info(text):
     """A detail line under the test that printed it."""
     for line in str(text).splitlines():
@@ -398,6 +413,16 @@ def stop_stale(pidfile, *marks):
             if not Path("/proc/%d" % pid).exists():
                 break
             time.sleep(0.1)
+
+
+def no_crash_or_alert(server, since=0):
+    """The server's error log, from offset since, has no alert, crit or
+    emerg line and no worker that exited on a signal."""
+    text = server.error_log_text(since)
+    bad = [line for line in text.splitlines()
+           if re.search(r"\[(alert|crit|emerg)\]|exited on signal", line)]
+    check(not bad, "%d lines in %s, first: %s"
+          % (len(bad), server.error_log, bad[:3]))
 
 
 def rss_kib(pid):

@@ -348,18 +348,7 @@ def main():
                for k, port in PORTS.items()}
     running = {}
     try:
-        if Results.run(results, "origin", "upstream_py_serves_http_1_1_"
-                       "on_127_0_0_1_%d" % ORIGIN_PORT, origin.start):
-            for kind, server in servers.items():
-                def start_server(server=server):
-                    why = server.missing()
-                    if why:
-                        raise Failure(why)
-                    server.start()
-                if Results.run(results, server.label,
-                               "nginx_starts_with_conf_proxy_conf",
-                               start_server):
-                    running[kind] = server
+        pc.start_all(results, origin, servers, running)
         loaded = {}
         for k in ("on", "big", "stock"):
             s = running.get(k)

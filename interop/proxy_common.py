@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import harness
-from harness import Failure, Server
+from harness import Failure, Results, Server
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -320,6 +320,25 @@ def without_date(headers):
 
 
 # ------------------------------------------------ representations on the wire
+
+def start_all(results, origin, servers, running):
+    """Starts the origin, then every server of servers ({kind: ProxyServer})
+    as a test of its own (run whatever --only says); running gets the kinds
+    that started.  running is filled in place so that the caller's finally
+    stops whatever started, also when a start raises."""
+    if not Results.run(results, "origin", "upstream_py_serves_http_1_1_"
+                       "on_127_0_0_1_%d" % origin.port, origin.start):
+        return
+    for kind, server in servers.items():
+        def start_server(server=server):
+            why = server.missing()
+            if why:
+                raise Failure(why)
+            server.start()
+        if Results.run(results, server.label,
+                       "nginx_starts_with_conf_proxy_conf", start_server):
+            running[kind] = server
+
 
 def representations(block):
     """The kind of each field representation in a header block, in order:

@@ -39,38 +39,18 @@ The cases, each against every proxy where it means something:
 """
 
 import argparse
-import re
 import shutil
 import signal
 import sys
 import time
 
 import harness
-from harness import Results
+from harness import Filtered, Results, no_crash_or_alert
 import proxy_cases
 import proxy_common as pc
 
 ORIGIN_PORT = 19600
 PORTS = {"on": 19643, "small": 19644, "big": 19645, "stock": 19646}
-
-
-class Filtered(Results):
-    def __init__(self, only):
-        super().__init__()
-        self.only = re.compile(only) if only else None
-
-    def run(self, label, name, fn, *args):
-        if self.only and not self.only.search(name):
-            return None
-        return super().run(label, name, fn, *args)
-
-
-def no_crash_or_alert(server):
-    text = server.error_log_text()
-    bad = [line for line in text.splitlines()
-           if re.search(r"\[(alert|crit|emerg)\]|exited on signal", line)]
-    harness.check(not bad, "%d lines in %s, first: %s"
-                  % (len(bad), server.error_log, bad[:3]))
 
 
 def main():
@@ -99,18 +79,7 @@ def main():
     print("proxy: conf/proxy.conf, servers in %s" % pc.PROXY_WORK,
           flush=True)
     try:
-        if Results.run(results, "origin", "upstream_py_serves_http_1_1_"
-                       "on_127_0_0_1_%d" % ORIGIN_PORT, origin.start):
-            for kind, server in servers.items():
-                def start_server(server=server):
-                    why = server.missing()
-                    if why:
-                        raise harness.Failure(why)
-                    server.start()
-                if Results.run(results, server.label,
-                               "nginx_starts_with_conf_proxy_conf",
-                               start_server):
-                    running[kind] = server
+        pc.start_all(results, origin, servers, running)
         for k, s in servers.items():
             if k not in running:
                 results.skipped += 1

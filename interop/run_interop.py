@@ -20,13 +20,12 @@ their reports afterwards.
 """
 
 import argparse
-import re
 import signal
 import sys
 import time
 
 import harness
-from harness import Results, Server
+from harness import Filtered, Results, Server, no_crash_or_alert
 
 import cases_clients
 import cases_h2
@@ -50,27 +49,6 @@ SUITES = {
 # (125,000 requests on one connection).  The hostile cases run, but their
 # RSS checks are not judged there (harness.SANITIZED).
 ASAN_SKIP = ("memory",)
-
-
-class Filtered(Results):
-    """Results that only run the tests whose names match --only."""
-
-    def __init__(self, only):
-        super().__init__()
-        self.only = re.compile(only) if only else None
-
-    def run(self, label, name, fn, *args):
-        if self.only and not self.only.search(name):
-            return None
-        return super().run(label, name, fn, *args)
-
-
-def no_crash_or_alert(server, since):
-    text = server.error_log_text(since)
-    bad = [line for line in text.splitlines()
-           if re.search(r"\[(alert|crit|emerg)\]|exited on signal", line)]
-    harness.check(not bad, "%d lines in %s, first: %s"
-                  % (len(bad), server.error_log, bad[:3]))
 
 
 def main():
