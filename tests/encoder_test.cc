@@ -238,11 +238,11 @@ TEST(EncoderStrings, HuffmanOnlyWhenStrictlyShorter) {
     EXPECT_EQ(hpack_string_encoded_len(reinterpret_cast<const uint8_t*>("aaaa"), 4), 4u);
 }
 
-// Inside a block the Huffman code is written at once when the room left
-// allows its worst case, and by a length pass otherwise: both give the
-// bytes hpack_string_encode() gives, for strings whose code is shorter,
-// equally long or longer, and for a string whose length prefix shrinks
-// when coded (130 octets coded into fewer than 127).
+// Inside a block the Huffman code is written at once and given up when it
+// is not shorter, in a buffer of exactly the bound and in a larger one: the
+// bytes are those hpack_string_encode() gives (length pass first), for
+// strings whose code is shorter, equally long or longer, and for a string
+// whose length prefix shrinks when coded (130 octets into fewer than 127).
 TEST(EncoderStrings, InBlockLiteralsEqualTheStandaloneForm) {
     const std::string values[] = {
         "aaaa", "ab", std::string("\xff\xfe\xfd", 3), std::string(130, 'a'),

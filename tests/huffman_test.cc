@@ -305,20 +305,32 @@ TEST(HuffmanEncode, LengthIsExactAndNothingIsWrittenPastIt) {
     }
 }
 
-// The encoder's variant writes whole words into its slack: the same code,
-// and nothing past code + kHuffmanEncodeSlack.
-TEST(HuffmanEncode, WithSlackEqualsExactAndStaysInTheSlack) {
-    std::mt19937 rng(13);
-    for (int kind = 0; kind < 5; ++kind) {
-        for (size_t n = 0; n < 300; ++n) {
-            const Bytes in = random_string(rng, n, kind);
+// The in-block variant writes whole words and gives up at a limit: below
+// the code's length it answers exactly the limit and writes nothing past
+// limit + kHuffmanBoundedOverrun; above it, the whole code and its length.
+// Every limit from 0 to past the code, for strings of every kind, and of
+// octet 22 only (30-bit codes: the longest overrun).
+TEST(HuffmanEncode, BoundedStopsAtTheLimitAndStaysInTheOverrun) {
+    std::mt19937 rng(17);
+    for (int kind = 0; kind < 6; ++kind) {
+        for (size_t n : {0, 1, 3, 4, 7, 8, 9, 15, 16, 17, 31, 64, 100, 257}) {
+            const Bytes in = kind < 5 ? random_string(rng, n, kind) : Bytes(n, 22);
             const Bytes want = reference_encode(in);
-            Bytes out(want.size() + hpack::kHuffmanEncodeSlack + kGuard, kGuardByte);
-            ASSERT_EQ(hpack::huffman_encode_with_slack(in.data(), n, out.data()), want.size());
-            ASSERT_EQ(to_hex(Bytes(out.begin(), out.begin() + want.size())), to_hex(want))
-                << "kind " << kind << " n " << n;
-            for (size_t i = want.size() + hpack::kHuffmanEncodeSlack; i < out.size(); ++i)
-                ASSERT_EQ(out[i], kGuardByte) << "kind " << kind << " n " << n;
+            for (size_t limit = 0; limit <= want.size() + 2; ++limit) {
+                Bytes out(limit + hpack::kHuffmanBoundedOverrun + kGuard, kGuardByte);
+                const size_t got =
+                    hpack::huffman_encode_bounded(in.data(), n, out.data(), limit);
+                const std::string at = "kind " + std::to_string(kind) + " n " +
+                                       std::to_string(n) + " limit " + std::to_string(limit);
+                for (size_t i = limit + hpack::kHuffmanBoundedOverrun; i < out.size(); ++i)
+                    ASSERT_EQ(out[i], kGuardByte) << at;
+                if (want.size() < limit) {
+                    ASSERT_EQ(got, want.size()) << at;
+                    ASSERT_EQ(to_hex(Bytes(out.begin(), out.begin() + got)), to_hex(want)) << at;
+                } else {
+                    ASSERT_EQ(got, limit) << at;
+                }
+            }
         }
     }
 }
@@ -327,7 +339,7 @@ TEST(HuffmanEncode, WithSlackEqualsExactAndStaysInTheSlack) {
 // fit 57 bits, one per half when only the halves do, one per symbol for a
 // half over 57 bits.  Each kind of group after 0-3 ordinary ones, then every
 // tail length that the last four-symbol group and the octet loop handle,
-// into an exact-size heap buffer and with slack.
+// into an exact-size heap buffer and with the in-block overrun.
 TEST(HuffmanEncode, EveryGroupKindWithEveryTail) {
     const Bytes ordinary = bytes("abcdefgh");                // 43 bits
     const std::pair<const char*, Bytes> kinds[] = {
@@ -351,9 +363,9 @@ TEST(HuffmanEncode, EveryGroupKindWithEveryTail) {
                 const Bytes want = reference_encode(in);
                 ASSERT_EQ(to_hex(encode(in)), to_hex(want))
                     << kind.first << " after " << before << " tail " << tail;
-                Bytes out(want.size() + hpack::kHuffmanEncodeSlack);
-                ASSERT_EQ(hpack::huffman_encode_with_slack(in.data(), in.size(),
-                                                           out.data()),
+                Bytes out(want.size() + 1 + hpack::kHuffmanBoundedOverrun);
+                ASSERT_EQ(hpack::huffman_encode_bounded(in.data(), in.size(), out.data(),
+                                                        want.size() + 1),
                           want.size());
                 out.resize(want.size());
                 ASSERT_EQ(to_hex(out), to_hex(want))

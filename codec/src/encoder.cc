@@ -57,11 +57,13 @@ private:
     uint32_t slots_[kSize] = {};
 };
 
-// hpack_encode_bound(): two size updates and the slack of whole-word
+// hpack_encode_bound(): two size updates and the overrun of whole-word
 // Huffman stores, then per field a representation octet with its index,
 // the name and value with their length prefixes (a literal is never longer
-// than raw).
-constexpr size_t kBlockBound = 2 * kIntegerMaxBytes + kHuffmanEncodeSlack;
+// than raw).  Each field takes at most its share, so every string starts
+// with room for itself raw and the overrun past that: the block is encoded
+// in one pass (string_encode_in_block()).
+constexpr size_t kBlockBound = 2 * kIntegerMaxBytes + kHuffmanBoundedOverrun;
 
 inline size_t field_bound(const hpack_header_t& h) {
     size_t v = h.value_len + kIntegerMaxBytes;
@@ -80,30 +82,27 @@ size_t string_len(const uint8_t* src, size_t len) {
     return integer_length(7, static_cast<uint32_t>(n)) + n;
 }
 
-// RFC 7541 5.2: Huffman only when strictly shorter.  with_slack: dst has
-// kHuffmanEncodeSlack octets of room past the string.
-size_t string_encode(const uint8_t* src, size_t len, uint8_t* dst, bool with_slack) {
+// RFC 7541 5.2: Huffman only when strictly shorter.  dst has exactly the
+// room the result takes (hpack_string_encode()).
+size_t string_encode(const uint8_t* src, size_t len, uint8_t* dst) {
     const size_t h = huffman_encoded_length(src, len);
     if (h < len) {
         size_t n = encode_integer(dst, 0x80, 7, static_cast<uint32_t>(h));
-        return n + (with_slack ? huffman_encode_with_slack(src, len, dst + n)
-                               : huffman_encode(src, len, dst + n));
+        return n + huffman_encode(src, len, dst + n);
     }
     size_t n = encode_integer(dst, 0x00, 7, static_cast<uint32_t>(len));
     if (len) memcpy(dst + n, src, len);
     return n + len;
 }
 
-// string_encode() inside a block, dst having room octets: when the worst
-// case fits (30 bits per octet, RFC 7541 B), the Huffman code is written at
-// once behind a length prefix sized for the raw string, and raw octets
-// replace it when it is not shorter.  That spares the length pass, which
-// costs about as much as the encoding; tight room falls back to it.
-size_t string_encode_in_block(const uint8_t* src, size_t len, uint8_t* dst, size_t room) {
+// The same inside a block, where dst has room for the raw string and
+// kHuffmanBoundedOverrun past it (kBlockBound): the Huffman code is
+// written at once behind a length prefix sized for the raw string and
+// given up as soon as it is not shorter, when raw octets replace it.  That
+// spares the length pass, which costs about as much as the encoding.
+size_t string_encode_in_block(const uint8_t* src, size_t len, uint8_t* dst) {
     const size_t pre = integer_length(7, static_cast<uint32_t>(len));
-    if (room < pre + (len * 30 + 7) / 8 + kHuffmanEncodeSlack)
-        return string_encode(src, len, dst, true);
-    const size_t h = huffman_encode_with_slack(src, len, dst + pre);
+    const size_t h = huffman_encode_bounded(src, len, dst + pre, len);
     if (h < len) {
         const size_t hpre = integer_length(7, static_cast<uint32_t>(h));
         if (hpre != pre) memmove(dst + hpre, dst + pre, h);
@@ -147,7 +146,6 @@ struct hpack_encoder {
     uint64_t*           nv_buckets = nullptr;
     uint64_t*           name_buckets = nullptr;
     uint64_t            bucket_mask = 0;
-    uint8_t*            out_end = nullptr;  // of the block being encoded
     // Name chains of the names the static table holds, by first entry: such
     // a name is found by the static lookup and needs no hash or compare.
     uint64_t            static_heads[kStaticEntries + 1];
@@ -350,13 +348,13 @@ uint8_t* hpack_encoder::encode_literal(const hpack_header_t& h, uint8_t* p, Stat
         ++stats.name_indexed;
     } else {
         ++stats.literal_names;
-        p += string_encode_in_block(name, nl, p, static_cast<size_t>(out_end - p));
+        p += string_encode_in_block(name, nl, p);
     }
     if (h.value_literal) {
         memcpy(p, h.value_literal, h.value_literal_len);
         p += h.value_literal_len;
     } else {
-        p += string_encode_in_block(value, vl, p, static_cast<size_t>(out_end - p));
+        p += string_encode_in_block(value, vl, p);
     }
 
     if (index) {
@@ -444,7 +442,6 @@ HPACK_API int hpack_encode(hpack_encoder_t* enc, const hpack_header_t* headers, 
     enc->stats.plain_bytes += plain;
     uint8_t* p = out;
     if (enc->update_pending) p = enc->emit_size_updates(p);
-    enc->out_end = out + out_cap;
     for (size_t i = 0; i < n; ++i) p = enc->encode_field(headers[i], p);
     *out_len = static_cast<size_t>(p - out);
     enc->stats.wire_bytes += *out_len;
@@ -457,7 +454,7 @@ HPACK_API size_t hpack_string_encoded_len(const uint8_t* src, size_t len) {
 }
 
 HPACK_API size_t hpack_string_encode(const uint8_t* src, size_t len, uint8_t* dst) {
-    return string_encode(src, len, dst, false);
+    return string_encode(src, len, dst);
 }
 
 HPACK_API size_t hpack_encoder_table_size(const hpack_encoder_t* enc) {

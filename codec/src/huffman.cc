@@ -685,18 +685,26 @@ size_t huffman_encode(const uint8_t* src, size_t n, uint8_t* dst) {
     return static_cast<size_t>(encode_finish(st) - dst);
 }
 
-size_t huffman_encode_with_slack(const uint8_t* src, size_t n, uint8_t* dst) {
+size_t huffman_encode_bounded(const uint8_t* src, size_t n, uint8_t* dst, size_t limit) {
+    // A group starts below dst + limit and writes at most 30 octets of
+    // code plus a store's 8 (encode_group8()); the last 0..7 octets less.
+    static_assert(kHuffmanBoundedOverrun >= (7 + 8 * 30) / 8 + 8, "one group past limit");
     EncodeState st{0, dst, 0};
     const uint8_t* s = src;
     const uint8_t* const end = src + n;
-    for (; end - s >= 8; s += 8) encode_group8(st, s);
+    uint8_t* const stop = dst + limit;
+    for (; end - s >= 8; s += 8) {
+        if (st.d >= stop) return limit;
+        encode_group8(st, s);
+    }
+    if (st.d >= stop) return limit;
     if (end - s >= 4) {
         encode_group4(st, s);
         s += 4;
     }
-    // One symbol at a time for the last 0..3; whole-word stores still.
     for (; s < end; ++s) put(st, kCode.v[*s], kEncodeBits[*s]);
-    return static_cast<size_t>(encode_finish(st) - dst);
+    const size_t h = static_cast<size_t>(encode_finish(st) - dst);
+    return h < limit ? h : limit;
 }
 
 ptrdiff_t huffman_decode(const uint8_t* src, size_t n, uint8_t* dst) {

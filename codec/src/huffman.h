@@ -16,11 +16,14 @@ size_t huffman_encoded_length(const uint8_t* src, size_t n);
 // exactly that large) and returns that length.
 size_t huffman_encode(const uint8_t* src, size_t n, uint8_t* dst);
 
-// The same for a destination with kHuffmanEncodeSlack writable octets past
-// the code: whole-word stores throughout, short strings included (the
-// encoder's block buffer has that slack; see hpack_encode_bound()).
-constexpr size_t kHuffmanEncodeSlack = 8;
-size_t huffman_encode_with_slack(const uint8_t* src, size_t n, uint8_t* dst);
+// Encodes src[0..n) the same way, or gives up once the code has reached
+// `limit` octets and returns `limit` (the caller wants the code only when
+// it is shorter than that).  Whole-word stores throughout, short strings
+// included: dst has kHuffmanBoundedOverrun writable octets past
+// dst + limit, which covers a group of 8 octets of 30-bit codes begun
+// below the limit and its last store.
+constexpr size_t kHuffmanBoundedOverrun = 40;
+size_t huffman_encode_bounded(const uint8_t* src, size_t n, uint8_t* dst, size_t limit);
 
 // The decoder writes whole words, up to 8 octets from its last symbol, and
 // decodes long strings from two positions whose outputs it joins (see
