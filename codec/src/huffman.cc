@@ -233,17 +233,6 @@ HPACK_INLINE void apply(Stream& s, uint32_t e, unsigned bits) {
     s.shift = e >> 26;
 }
 
-// One lookup; false, with nothing consumed, for a code longer than the
-// link window.
-HPACK_INLINE bool step(Stream& s) {
-    const size_t index = s.buf >> s.shift;
-    const uint32_t e = kDecode.e[index];
-    if (HPACK_UNLIKELY(e & kDecodeSlow))
-        return false;
-    apply(s, e, entry_bits(index));
-    return true;
-}
-
 // A refill, then four lookups: each takes at most kDecodeMaxConsumed bits
 // and the next index needs 64 - kDecodeLinkShift.  The entry octets add up
 // in `sum` (bits consumed below bit 6, symbols above), so the output
@@ -256,7 +245,6 @@ HPACK_INLINE bool step(Stream& s) {
 static_assert(3 * kDecodeMaxConsumed + (64 - kDecodeLinkShift) <= 56
                   && 4 * kDecodeMaxConsumed < 64,
               "one refill covers a group; the sums stay apart");
-constexpr int64_t kGroupBits = 4 * kDecodeMaxConsumed;
 
 HPACK_INLINE bool group_step(Stream& s, unsigned& sum, uint64_t& out) {
     const size_t index = s.buf >> s.shift;
@@ -335,34 +323,31 @@ __attribute__((noinline)) SlowResult slow_symbol(Stream s, const uint8_t* src,
 
 // Decodes from s to the end of the input, with the end-of-string checks.
 // Returns the output length from base, or an error.
+//
+// Groups run up to the end and on into the implied ones: ones alone never
+// make a symbol, so a group that reaches them stops at a slow entry, after
+// a link.  Every code over 13 bits begins with 8 ones, so a slow entry
+// whose code starts fewer than 8 bits before the end means that those bits
+// are ones: valid padding (RFC 7541 5.2), judged here without the slow
+// path.  A symbol that took implied bits leaves that start negative: the
+// string fails.  Only one lookup can store such a symbol (all that follows
+// it is ones), so the stores stay within huffman_decode_capacity().
 HPACK_INLINE ptrdiff_t decode_to_end(Stream s, const uint8_t* src, size_t n,
                                      uint8_t* base) {
     for (;;) {
         if (s.i + 8 <= n) {
-            // More than a group's bits remain: no end checks.
             refill_fast(s, src);
-            if (group_steps(s))
-                continue;
         } else {
-            const int64_t left = bits_left(s, n);
-            if (left > kGroupBits) {
-                refill(s, src, n);
-                if (group_steps(s))
-                    continue;
-            } else {
-                // Inside a long code the lookup goes on: into the implied
-                // ones, where the code either fails or proves to be EOS.
-                if (left <= 0 && s.shift == kDecodeRootShift)
-                    break;
-                refill(s, src, n);
-                // RFC 7541 5.2: up to 7 bits of padding, all ones.
-                if (s.shift == kDecodeRootShift && left < 8
-                    && (~s.buf >> (64 - left)) == 0)
-                    break;
-                if (step(s))
-                    continue;
-            }
+            if (bits_left(s, n) <= 0 && s.shift == kDecodeRootShift)
+                break;
+            refill(s, src, n);
         }
+        if (group_steps(s))
+            continue;
+        // The link before the slow entry consumed the code's first bits.
+        const int64_t start = bits_left(s, n) + kDecodeLinkConsumed;
+        if (start < 8)
+            return start < 0 ? ptrdiff_t{HPACK_E_HUFFMAN_PADDING} : s.d - base;
         const SlowResult r = slow_symbol(s, src, n);
         s = r.s;
         if (r.rc != kMore)
