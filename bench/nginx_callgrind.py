@@ -47,6 +47,7 @@ state machine around the block).
 
 import os
 import re
+import sys
 from collections import defaultdict
 
 REGION_FUNCTIONS = {
@@ -109,6 +110,9 @@ class Profile:
     calls[(fn, file, line, callee)]        [count, inclusive instructions]
                                            of the calls made at that line
     fn_files[fn]                           the files fn was reported under
+    object_cost[object]                    self instructions of each ELF
+                                           object (callgrind's ob=), inlined
+                                           code included
     """
 
     def __init__(self, path):
@@ -120,13 +124,14 @@ class Profile:
         self.events = {}                        # event name -> process total
         self.calls = {}
         self.fn_files = defaultdict(set)
+        self.object_cost = defaultdict(int)
         self._parse()
 
     def _parse(self):
-        fl = fi = fn = None
+        fl = fi = fn = ob = None
         callee = None
         pending = None                      # (callee, count) after calls=
-        names = {"fl": {}, "fn": {}}        # compressed "(id) name" strings
+        names = {"fl": {}, "fn": {}, "ob": {}}  # compressed "(id) name"s
         summary = None
         names_ev = ["Ir"]
         miss_idx = []
@@ -161,9 +166,14 @@ class Profile:
                         pending = None
                     else:
                         self.self_cost[(fn, fi or fl, pos)] += cost
+                        self.object_cost[ob] += cost
                     continue
                 key, _, value = line.rstrip("\n").partition("=")
-                if key == "fl":
+                if key == "ob":
+                    ob = name("ob", value)
+                elif key == "cob":
+                    name("ob", value)
+                elif key == "fl":
                     fl = name("fl", value)
                     fi = None
                 elif key in ("fi", "fe"):
@@ -497,3 +507,26 @@ def summary_text(title, delta, per, lo_hi):
                   "(I1mr + D1mr + D1mw, self):", ""]
         lines += hot_functions(delta, per, limit=15, misses=True)
     return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------- main
+
+def main(argv):
+    """nginx_callgrind.py --objects FILE: self instructions per ELF object,
+    one "COUNT OBJECT" line each (bench/stock_cost.sh)."""
+    if len(argv) != 3 or argv[1] != "--objects":
+        sys.stderr.write("usage: nginx_callgrind.py --objects CALLGRIND_OUT\n")
+        return 2
+    profile = Profile(argv[2])
+    if not profile.complete:
+        sys.stderr.write("nginx_callgrind: %s has no summary (the process "
+                         "did not end)\n" % argv[2])
+        return 1
+    for obj, cost in sorted(profile.object_cost.items(),
+                            key=lambda t: -t[1]):
+        print(cost, obj)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -18,7 +18,8 @@
 # can still make one run differ from the next by an instruction or so.
 #
 # The check counts the instructions executed in nginx's own code and the
-# module's (the objects sbin/nginx and ngx_http_hpack_module.so), not those
+# module's (the objects sbin/nginx and ngx_http_hpack_module.so, from
+# callgrind's ob= records: bench/nginx_callgrind.py --objects), not those
 # in libc and the dynamic loader: glibc's malloc costs a request more or
 # less depending on the heap's layout, which the module's configuration-time
 # allocations and even the length of the checkout's path shift (moving the
@@ -139,12 +140,13 @@ run() {
         echo "stock-cost: $name wrote no profile ($d)" >&2
         exit 2
     fi
-    # Self cost per function, summed over the functions whose object is
-    # the nginx binary or the module.
-    own="$(callgrind_annotate --inclusive=no --threshold=100 --auto=no \
+    # Self cost of the nginx binary's and the module's objects, read from
+    # callgrind's ob= records (callgrind_annotate leaves some inlined code
+    # without its object, and how much varied between rounds).
+    own="$(/usr/bin/python3 "$repo/bench/nginx_callgrind.py" --objects \
                "$d/callgrind.out" \
-           | awk '/\[.*(\/sbin\/nginx|\/ngx_http_hpack_module\.so)\]$/ {
-                      gsub(",", "", $1); s += $1 }
+           | awk '$2 ~ /(\/sbin\/nginx|\/ngx_http_hpack_module\.so)$/ {
+                      s += $1 }
                   END { print s + 0 }')"
     if [ "$own" -le 0 ]; then
         echo "stock-cost: no nginx code in $name's profile ($d)" >&2
