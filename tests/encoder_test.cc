@@ -96,6 +96,112 @@ TEST(EncoderTable, RoundTripsRandomListsWithTableSizeChanges) {
     hpack_decoder_destroy(d);
 }
 
+// The first 32 places of a block remember the entry they used; the next
+// block checks that entry before any lookup.  A hint is only a guess: a
+// changed value, a field moved elsewhere, an evicted entry and a caller's
+// never-indexed flag must all give what the lookups give.
+TEST(EncoderHints, AChangedValueAtAHintedPlaceTakesTheLookups) {
+    Pair p;
+    std::vector<uint8_t> wire;
+    p.round_trip({{"x-a", "one"}, {":method", "GET"}});
+    auto out = p.round_trip({{"x-a", "two"}, {":method", "POST"}}, &wire);
+    EXPECT_EQ(out[0].rep, HPACK_REP_INCREMENTAL);   // name from the table
+    EXPECT_EQ(wire.back(), 0x83);                   // :method POST, static 3
+    // The place's hint now names "two"; "one" is still in the table.
+    out = p.round_trip({{"x-a", "one"}, {":method", "GET"}}, &wire);
+    EXPECT_EQ(out[0].rep, HPACK_REP_INDEXED);
+    EXPECT_EQ(hex(wire), "bf82");                   // dynamic 63, static 2
+}
+
+TEST(EncoderHints, MovedFieldsAreFoundByTheLookups) {
+    Pair p;
+    std::vector<uint8_t> wire;
+    p.round_trip({{"x-a", "1"}, {"x-b", "2"}, {"x-c", "3"}});
+    p.round_trip({{"x-c", "3"}, {"x-a", "1"}, {"x-b", "2"}}, &wire);
+    EXPECT_EQ(hex(wire), "bec0bf");                 // 62 = x-c, the newest
+    p.round_trip({{"x-c", "3"}, {"x-a", "1"}, {"x-b", "2"}}, &wire);
+    EXPECT_EQ(hex(wire), "bec0bf");
+}
+
+TEST(EncoderHints, AnEvictedEntryIsNotReferenced) {
+    Pair p;
+    std::vector<uint8_t> wire;
+    const HeaderList list = {{"x-a", "a value to enter"}, {"server", "nginx"}};
+    p.round_trip(list);
+    p.round_trip(list, &wire);
+    EXPECT_EQ(hex(wire), "bfbe");
+    // The peer empties its table and allows it again: both hints are dead.
+    ASSERT_EQ(hpack_encoder_set_peer_table_size(p.enc, 0), HPACK_OK);
+    ASSERT_EQ(hpack_decoder_set_settings_table_size(p.dec, 0), HPACK_OK);
+    ASSERT_EQ(hpack_encoder_set_peer_table_size(p.enc, 4096), HPACK_OK);
+    ASSERT_EQ(hpack_decoder_set_settings_table_size(p.dec, 4096), HPACK_OK);
+    auto out = p.round_trip(list, &wire);
+    EXPECT_EQ(out[0].rep, HPACK_REP_INCREMENTAL);
+    EXPECT_EQ(out[1].rep, HPACK_REP_INCREMENTAL);
+    EXPECT_EQ(hpack_encoder_table_entries(p.enc), 2u);
+    p.round_trip(list, &wire);
+    EXPECT_EQ(hex(wire), "bfbe");
+}
+
+TEST(EncoderHints, TheCallersNeverIndexFlagWinsOverAHint) {
+    Pair p;
+    const HeaderList list = {{"x-token", "t-0123456789"}, {":method", "GET"}};
+    p.round_trip(list);
+    auto out = p.round_trip(list);
+    EXPECT_EQ(out[0].rep, HPACK_REP_INDEXED);
+    EXPECT_EQ(out[1].rep, HPACK_REP_INDEXED);
+    out = p.round_trip(list, nullptr, {HPACK_FIELD_NEVER_INDEX, HPACK_FIELD_NEVER_INDEX});
+    EXPECT_EQ(out[0].rep, HPACK_REP_NEVER_INDEXED);
+    EXPECT_EQ(out[1].rep, HPACK_REP_NEVER_INDEXED);
+    out = p.round_trip(list);
+    EXPECT_EQ(out[0].rep, HPACK_REP_INDEXED);
+}
+
+// Fields past the 32nd place keep no hint and still become references.
+TEST(EncoderHints, LongBlocksBeyondTheHintedPlaces) {
+    Pair p(65536);
+    HeaderList list;
+    for (int i = 0; i < 80; ++i) list.emplace_back("x-f" + std::to_string(i), "v");
+    p.round_trip(list);
+    std::vector<uint8_t> wire;
+    p.round_trip(list, &wire);
+    // Indexes 62 to 141: the 15 from 127 on take two octets.
+    EXPECT_EQ(wire.size(), list.size() + 15u) << hex(wire);
+}
+
+// A base list mutated a little per block (values, order, never flags,
+// table size changes): every block round-trips with equal tables.
+TEST(EncoderHints, MutatingListsRoundTrip) {
+    std::mt19937 rng(23);
+    Pair p(8192);
+    HeaderList base;
+    for (int i = 0; i < 40; ++i) base.emplace_back("x-h" + std::to_string(i % 25), "v" + std::to_string(i));
+    for (int block = 0; block < 3000; ++block) {
+        if (rng() % 29 == 0) {
+            const size_t s = std::vector<size_t>{0, 100, 512, 4096, 8192}[rng() % 5];
+            ASSERT_EQ(hpack_encoder_set_peer_table_size(p.enc, s), HPACK_OK);
+            ASSERT_EQ(hpack_decoder_set_settings_table_size(p.dec, s), HPACK_OK);
+        }
+        for (int k = rng() % 3; k > 0; --k) {
+            auto& f = base[rng() % base.size()];
+            f.second = "v" + std::to_string(rng() % 60);
+        }
+        if (rng() % 7 == 0) std::swap(base[rng() % base.size()], base[rng() % base.size()]);
+        std::vector<unsigned> flags(base.size(), 0);
+        for (auto& fl : flags)
+            if (rng() % 50 == 0) fl = HPACK_FIELD_NEVER_INDEX;
+        auto out = p.round_trip(base, nullptr, flags);
+        ASSERT_EQ(out.size(), base.size());
+        for (size_t i = 0; i < out.size(); ++i) {
+            if (flags[i]) {
+                ASSERT_EQ(out[i].rep, HPACK_REP_NEVER_INDEXED) << block << " " << i;
+            }
+        }
+        ASSERT_EQ(hpack_decoder_table_entries(p.dec), hpack_encoder_table_entries(p.enc));
+        if (testing::Test::HasFailure()) return;
+    }
+}
+
 TEST(EncoderTable, AllOctetsInNamesAndValuesRoundTrip) {
     Pair p;
     std::string all;

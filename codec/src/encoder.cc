@@ -30,6 +30,12 @@ constexpr uint64_t kStaticNameKey = 0x8ebc6af09c88c6e3ull;
 // is consulted.
 constexpr int kNameWalk = 8;
 
+// A block's first kHints fields remember where each was found or entered
+// last time (encode_field()): the same field at the same place in the next
+// block is then one comparison with that entry.
+constexpr size_t kHints = 32;
+constexpr uint64_t kStaticHint = uint64_t{1} << 63;  // | first << 8 | index
+
 struct IndexLinks {
     uint64_t nv_hash;
     uint64_t nv_next;     // older entry in the same name+value bucket
@@ -133,10 +139,11 @@ struct hpack_encoder {
                      const uint8_t* value, size_t vl) const;
     uint64_t find_name(uint64_t h, const uint8_t* name, size_t nl) const;
     __attribute__((always_inline)) inline uint8_t* encode_field(const hpack_header_t& h,
-                                                                uint8_t* p);
+                                                                uint8_t* p, uint64_t& hint);
     __attribute__((noinline)) uint8_t* encode_literal(const hpack_header_t& h, uint8_t* p,
                                                       StaticName sn, uint64_t name_hash,
-                                                      uint64_t name_id, bool name_chain_done);
+                                                      uint64_t name_id, bool name_chain_done,
+                                                      uint64_t& hint);
     uint8_t* emit_size_updates(uint8_t* p);
 
     Allocator           alloc;
@@ -150,6 +157,9 @@ struct hpack_encoder {
     // a name is found by the static lookup and needs no hash or compare.
     uint64_t            static_heads[kStaticEntries + 1];
     History             history;
+    // Per place in the block: 0, kStaticHint | first << 8 | static index,
+    // or a dynamic entry's id + 1.  Only ever a guess, checked before use.
+    uint64_t            hints[kHints] = {};
 
     size_t   cap = 0;               // our own maximum
     size_t   peer_settings = HPACK_DEFAULT_TABLE_SIZE;
@@ -235,11 +245,40 @@ uint8_t* hpack_encoder::emit_size_updates(uint8_t* p) {
     return p;
 }
 
-inline uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p) {
+inline uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p,
+                                            uint64_t& hint) {
     const uint8_t* name = h.name;
     const uint8_t* value = h.value;
     const size_t nl = h.name_len;
     const size_t vl = h.value_len;
+
+    // Responses repeat their fields in the same order: the entry this
+    // place of the last block used, if it is still there and holds exactly
+    // this field, is the answer the lookups below would give (the table
+    // holds no field twice, and nothing the policy keeps out; a field the
+    // caller marks never-indexed goes the long way).
+    if (hint != 0 && !(h.flags & HPACK_FIELD_NEVER_INDEX)) {
+        if (hint & kStaticHint) {
+            const uint32_t i = static_cast<uint32_t>(hint & 0xff);
+            const StaticEntry& e = kStaticTable[i];
+            if (e.name_len == nl && e.value_len == vl &&
+                equal_bytes(reinterpret_cast<const uint8_t*>(e.value), value, vl) &&
+                equal_bytes(reinterpret_cast<const uint8_t*>(e.name), name, nl) &&
+                !is_never(h, policy->lookup_static(static_cast<uint32_t>(hint >> 8) & 0xff))) {
+                *p++ = static_cast<uint8_t>(0x80 | i);
+                ++stats.indexed_static;
+                return p;
+            }
+        } else if (table.live(hint - 1)) {
+            const auto& e = table.entry(hint - 1);
+            if (e.name_len == nl && e.value_len == vl && equal_bytes(table.value(e), value, vl) &&
+                equal_bytes(table.name(e), name, nl)) {
+                p += encode_integer(p, 0x80, 7, table.index_of_id(hint - 1));
+                ++stats.indexed_dynamic;
+                return p;
+            }
+        }
+    }
 
     // The static table first: a name it holds needs no hash (its dynamic
     // entries have their own chain) and its policy flags are an array read.
@@ -251,6 +290,7 @@ inline uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p)
         if (full) {
             *p++ = static_cast<uint8_t>(0x80 | full);
             ++stats.indexed_static;
+            hint = kStaticHint | uint64_t{sn.first} << 8 | full;
             return p;
         }
     }
@@ -282,18 +322,20 @@ inline uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p)
             if (!never && e.value_len == vl && equal_bytes(table.value(e), value, vl)) {
                 p += encode_integer(p, 0x80, 7, table.index_of_id(id));
                 ++stats.indexed_dynamic;
+                hint = id + 1;
                 return p;
             }
         }
     }
-    return encode_literal(h, p, sn, name_hash, name_id, name_chain_done);
+    return encode_literal(h, p, sn, name_hash, name_id, name_chain_done, hint);
 }
 
 // Everything but a fully indexed field: the name+value index when the name's
 // chain was too long to walk, the policy, and the literal representation.
 uint8_t* hpack_encoder::encode_literal(const hpack_header_t& h, uint8_t* p, StaticName sn,
                                        uint64_t name_hash, uint64_t name_id,
-                                       bool name_chain_done) {
+                                       bool name_chain_done, uint64_t& hint) {
+    hint = 0;
     const uint8_t* name = h.name;
     const uint8_t* value = h.value;
     const size_t nl = h.name_len;
@@ -312,6 +354,7 @@ uint8_t* hpack_encoder::encode_literal(const hpack_header_t& h, uint8_t* p, Stat
             if (id != kNoId) {
                 p += encode_integer(p, 0x80, 7, table.index_of_id(id));
                 ++stats.indexed_dynamic;
+                hint = id + 1;
                 return p;
             }
         }
@@ -363,6 +406,7 @@ uint8_t* hpack_encoder::encode_literal(const hpack_header_t& h, uint8_t* p, Stat
         if (table.insert(name, nl, value, vl, &evicted)) {
             link(table.next_id() - 1, sn.first, name_hash, nv_hash);
             ++stats.insertions;
+            hint = table.next_id();  // the new entry's id + 1
         }
         stats.evictions += evicted;
     }
@@ -442,7 +486,12 @@ HPACK_API int hpack_encode(hpack_encoder_t* enc, const hpack_header_t* headers, 
     enc->stats.plain_bytes += plain;
     uint8_t* p = out;
     if (enc->update_pending) p = enc->emit_size_updates(p);
-    for (size_t i = 0; i < n; ++i) p = enc->encode_field(headers[i], p);
+    const size_t hinted = n < kHints ? n : kHints;
+    for (size_t i = 0; i < hinted; ++i) p = enc->encode_field(headers[i], p, enc->hints[i]);
+    for (size_t i = hinted; i < n; ++i) {
+        uint64_t none = 0;  // fields past kHints keep no hint
+        p = enc->encode_field(headers[i], p, none);
+    }
     *out_len = static_cast<size_t>(p - out);
     enc->stats.wire_bytes += *out_len;
     ++enc->stats.blocks;
