@@ -135,6 +135,12 @@ struct hpack_encoder {
     uint64_t static_name_hash(uint32_t first) const {
         return hash_mix(seed ^ first, kStaticNameKey);
     }
+    // Whether e holds exactly this name and value.
+    bool holds(const EncoderTable::Entry& e, const uint8_t* name, size_t nl,
+               const uint8_t* value, size_t vl) const {
+        return e.name_len == nl && e.value_len == vl && equal_bytes(table.value(e), value, vl) &&
+               equal_bytes(table.name(e), name, nl);
+    }
     uint64_t find_nv(uint64_t h, const uint8_t* name, size_t nl,
                      const uint8_t* value, size_t vl) const;
     uint64_t find_name(uint64_t h, const uint8_t* name, size_t nl) const;
@@ -214,9 +220,7 @@ uint64_t hpack_encoder::find_nv(uint64_t h, const uint8_t* name, size_t nl,
     for (uint64_t id = nv_buckets[h & bucket_mask]; table.live(id);
          id = table.entry(id).extra.nv_next) {
         const auto& e = table.entry(id);
-        if (e.extra.nv_hash == h && e.name_len == nl && e.value_len == vl &&
-            equal_bytes(table.name(e), name, nl) && equal_bytes(table.value(e), value, vl))
-            return id;
+        if (e.extra.nv_hash == h && holds(e, name, nl, value, vl)) return id;
     }
     return kNoId;
 }
@@ -270,9 +274,7 @@ inline uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p,
                 return p;
             }
         } else if (table.live(hint - 1)) {
-            const auto& e = table.entry(hint - 1);
-            if (e.name_len == nl && e.value_len == vl && equal_bytes(table.value(e), value, vl) &&
-                equal_bytes(table.name(e), name, nl)) {
+            if (holds(table.entry(hint - 1), name, nl, value, vl)) {
                 p += encode_integer(p, 0x80, 7, table.index_of_id(hint - 1));
                 ++stats.indexed_dynamic;
                 return p;
