@@ -10,7 +10,10 @@
 //     hpack_huffman_encoded_len() octets, equal to the reference encoding,
 //     and decodes back to the text;
 //   - hpack_string_encode picks Huffman only when strictly shorter, and
-//     its length is hpack_string_encoded_len().
+//     its length is hpack_string_encoded_len();
+//
+// each of it for every build of the Huffman code the CPU has (generic,
+// BMI2: huffman.h).
 //
 // The 257 (code, length) pairs below are copied from the RFC 7541
 // Appendix B rows in codec/gen/gen_huffman.py (the generator is ours, the
@@ -18,10 +21,12 @@
 
 #include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
 #include "fuzz_common.h"
+#include "huffman.h"
 #include "huffman_reference.h"
 
 using namespace hpack_fuzz;
@@ -201,7 +206,11 @@ extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    check_decode(data, size);
-    check_encode(data, size);
+    // Each build of the Huffman code this CPU has (huffman.h).
+    for (hpack::HuffmanIsa isa : {hpack::HuffmanIsa::generic, hpack::HuffmanIsa::bmi2}) {
+        if (!hpack::huffman_set_isa(isa)) continue;
+        check_decode(data, size);
+        check_encode(data, size);
+    }
     return 0;
 }

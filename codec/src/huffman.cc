@@ -14,10 +14,11 @@
 // controls, EOS) take a slow path.
 //
 // Each lookup needs the bit count of the previous one, so one position runs
-// at the latency of a load and two shifts per lookup; strings of
-// kSplitMinOctets and more are decoded from two positions at once (see
-// decode_split()), which took 4 KiB of header values from 2.3 to 1.4 ns per
-// coded octet on the 2-core EPYC this was written on.
+// at the latency of a load and two shifts per lookup (about 7.5 cycles);
+// strings of kSplitMinOctets and more are decoded from two positions at
+// once (see decode_split()), which takes 4 KiB of header values from 2.2
+// to 1.2 ns per coded octet (fastest runs) on the 2-core EPYC this was
+// written on.
 //
 // Strictness (RFC 7541 5.2) comes from reading the input as if it went on
 // with one bits: past the last symbol a valid string shows only ones, which
@@ -28,6 +29,14 @@
 #include "huffman.h"
 
 #include <string.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#define HPACK_HUFFMAN_BMI2 1
+#define HPACK_TARGET_BMI2 __attribute__((target("bmi2")))
+#else
+#define HPACK_HUFFMAN_BMI2 0
+#endif
 
 #include "api.h"
 
@@ -217,7 +226,7 @@ HPACK_INLINE int64_t bit_position(const Stream& s) {
 // load, that shift and the next index's shift.
 HPACK_INLINE unsigned entry_bits(size_t index) {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    return reinterpret_cast<const uint8_t*>(kDecode.e)[index * 4 + 2];
+    return reinterpret_cast<const uint8_t*>(&kDecode.e[index])[2];
 #else
     return (kDecode.e[index] >> 16) & 0xff;
 #endif
@@ -408,29 +417,141 @@ HPACK_INLINE int64_t first_symbol_bits(uint32_t e, unsigned shift) {
 
 struct Pair {
     Stream a, b;
-    unsigned slow;  // bit 0: A stopped at a slow entry, bit 1: B
+    unsigned slow;  // 1: A stopped at a slow entry, 2: B
 };
+
+// The two-position loop keeps both positions' state in registers: a stream
+// has 15 registers to share with the other and the table, and any of its
+// state kept on the stack instead (the window shift, the ends, the octet
+// index beside the input pointer) put loads of the stack on the lookups'
+// path, which ran 15-25% slower at some stack and buffer addresses and not
+// at others.  So a position here is a window, an input pointer, an output
+// pointer and a bit count, every group starts at the root (unlink() below:
+// the shift of a link is not carried to the next group), and the ends are
+// checked once per run of groups that cannot reach them.
+struct Lean {
+    uint64_t       buf;
+    const uint8_t* p;
+    uint8_t*       d;
+    unsigned       avail;
+};
+
+// Every code longer than the root window begins with eight ones: a link
+// consumes those.
+constexpr bool long_codes_begin_with_ones() {
+    for (size_t c = 0; c < 256; ++c) {
+        const unsigned len = kEncodeBits[c];
+        if (len > 64 - kDecodeRootShift
+            && kEncodeCode[c] >> (len - kDecodeLinkConsumed) != 0xff)
+            return false;
+    }
+    return true;
+}
+static_assert(kDecodeLinkConsumed == 8 && long_codes_begin_with_ones(),
+              "a link consumes eight one bits");
+
+// Takes back a link that a lookup just consumed: its bits were ones, so
+// they go back on top of the window.  It follows a refill (56 bits or
+// more) and consumed 8, so avail is at most 55 and no bit falls off.
+HPACK_INLINE void unlink(uint64_t& buf, unsigned& avail) {
+    buf = (buf >> kDecodeLinkConsumed) | (~uint64_t{0} << (64 - kDecodeLinkConsumed));
+    avail += kDecodeLinkConsumed;
+}
+
+HPACK_INLINE bool lean_step(uint64_t& buf, unsigned& shift, unsigned& sum, uint64_t& out) {
+    const size_t index = buf >> shift;
+    const uint32_t e = kDecode.e[index];
+    if (HPACK_UNLIKELY(e & kDecodeSlow))
+        return false;
+    const unsigned bits = entry_bits(index);
+    out |= uint64_t{e & 0xffff} << ((sum >> 3) & ~7u);
+    buf <<= (bits & 63);
+    sum += bits;
+    shift = e >> 26;
+    return true;
+}
+
+// A refill and a group from the root (as group_steps()).  Returns the
+// window shift where it stopped: kDecodeRootShift after a whole group, a
+// link's before a slow entry (the state is the one before that entry).
+HPACK_INLINE unsigned lean_group(Lean& s) {
+    s.buf |= load64_be(s.p) >> s.avail;
+    s.p += (63 - s.avail) >> 3;
+    s.avail |= 56;
+    unsigned shift = kDecodeRootShift, sum = 0;
+    uint64_t out = 0;
+    const bool ok = lean_step(s.buf, shift, sum, out) && lean_step(s.buf, shift, sum, out)
+                    && lean_step(s.buf, shift, sum, out)
+                    && lean_step(s.buf, shift, sum, out);
+    store64_le(s.d, out);
+    s.d += sum >> 6;
+    s.avail -= sum & 63;
+    if (ok && HPACK_UNLIKELY(shift != kDecodeRootShift)) {
+        unlink(s.buf, s.avail);
+        shift = kDecodeRootShift;
+    }
+    return shift;
+}
 
 // Groups of A (while it has 8 octets ahead before a_end) and of B (before
 // b_end) in turn: they do not depend on each other, so their lookups
-// overlap.  A function of its own, so that the two streams' state has the
-// registers to itself (5-8% faster than inlined, measured).
-__attribute__((noinline)) Pair decode_pair(Pair p, const uint8_t* src,
-                                           size_t a_end, size_t b_end) {
-    Stream a = p.a, b = p.b;
-    while (a.i + 8 <= a_end && b.i + 8 <= b_end) {
-        refill_fast(a, src);
-        refill_fast(b, src);
-        const bool a_ok = group_steps(a);
-        const bool b_ok = group_steps(b);
-        if (HPACK_UNLIKELY(!a_ok || !b_ok))
-            return {a, b, (a_ok ? 0u : 1u) | (b_ok ? 0u : 2u)};
+// overlap.  A group reads at most 7 octets ahead, so room / 7 + 1 groups
+// run between two checks of the ends.  A function of its own (per
+// instruction set, below), so that the loop has the registers to itself.
+HPACK_INLINE Pair decode_pair_body(Pair p, const uint8_t* src, size_t a_end,
+                                   size_t b_end) {
+    // B may come inside a long code, from its first window (one lookup at
+    // a time); A comes from the root, but the loop need not know that.
+    if (p.a.shift != kDecodeRootShift)
+        unlink(p.a.buf, p.a.avail);
+    if (p.b.shift != kDecodeRootShift)
+        unlink(p.b.buf, p.b.avail);
+    Lean a{p.a.buf, src + p.a.i, p.a.d, p.a.avail};
+    Lean b{p.b.buf, src + p.b.i, p.b.d, p.b.avail};
+    unsigned a_shift = kDecodeRootShift, b_shift = kDecodeRootShift, slow = 0;
+    for (;;) {
+        const size_t ai = static_cast<size_t>(a.p - src) + 8;
+        const size_t bi = static_cast<size_t>(b.p - src) + 8;
+        if (ai > a_end || bi > b_end)
+            break;
+        const size_t room = a_end - ai < b_end - bi ? a_end - ai : b_end - bi;
+        for (size_t k = room / 7 + 1; k > 0; --k) {
+            a_shift = lean_group(a);
+            if (HPACK_UNLIKELY(a_shift != kDecodeRootShift)) {
+                slow = 1;
+                goto stop;
+            }
+            b_shift = lean_group(b);
+            if (HPACK_UNLIKELY(b_shift != kDecodeRootShift)) {
+                slow = 2;
+                goto stop;
+            }
+        }
     }
-    return {a, b, 0};
+stop:
+    p.a = {a.buf, static_cast<size_t>(a.p - src), a.d, a.avail, a_shift};
+    p.b = {b.buf, static_cast<size_t>(b.p - src), b.d, b.avail, b_shift};
+    p.slow = slow;
+    return p;
 }
+
+using PairFn = Pair (*)(Pair, const uint8_t*, size_t, size_t);
+
+__attribute__((noinline)) Pair decode_pair_generic(Pair p, const uint8_t* src,
+                                                   size_t a_end, size_t b_end) {
+    return decode_pair_body(p, src, a_end, b_end);
+}
+
+#if HPACK_HUFFMAN_BMI2
+__attribute__((noinline)) HPACK_TARGET_BMI2 Pair decode_pair_bmi2(
+    Pair p, const uint8_t* src, size_t a_end, size_t b_end) {
+    return decode_pair_body(p, src, a_end, b_end);
+}
+#endif
 
 // Returns false, with `a` where A stopped, when A is to decode the rest
 // alone; true with *result set otherwise.
+template <PairFn decode_pair>
 HPACK_INLINE bool decode_split(Stream& a, const uint8_t* src, size_t n,
                                uint8_t* dst, ptrdiff_t* result) {
     const size_t h = n / 2;
@@ -640,9 +761,7 @@ HPACK_INLINE uint8_t* encode_finish(EncodeState st) {
     return st.d;
 }
 
-}  // namespace
-
-size_t huffman_encode(const uint8_t* src, size_t n, uint8_t* dst) {
+HPACK_INLINE size_t encode_body(const uint8_t* src, size_t n, uint8_t* dst) {
     EncodeState st{0, dst, 0};
     const uint8_t* s = src;
     const uint8_t* const end = src + n;
@@ -670,7 +789,8 @@ size_t huffman_encode(const uint8_t* src, size_t n, uint8_t* dst) {
     return static_cast<size_t>(encode_finish(st) - dst);
 }
 
-size_t huffman_encode_bounded(const uint8_t* src, size_t n, uint8_t* dst, size_t limit) {
+HPACK_INLINE size_t encode_bounded_body(const uint8_t* src, size_t n, uint8_t* dst,
+                                        size_t limit) {
     // A group starts below dst + limit and writes at most 30 octets of
     // code plus a store's 8 (encode_group8()); the last 0..7 octets less.
     static_assert(kHuffmanBoundedOverrun >= (7 + 8 * 30) / 8 + 8, "one group past limit");
@@ -692,14 +812,106 @@ size_t huffman_encode_bounded(const uint8_t* src, size_t n, uint8_t* dst, size_t
     return h < limit ? h : limit;
 }
 
-ptrdiff_t huffman_decode(const uint8_t* src, size_t n, uint8_t* dst) {
+template <PairFn decode_pair>
+HPACK_INLINE ptrdiff_t decode_body(const uint8_t* src, size_t n, uint8_t* dst) {
     Stream a{0, 0, dst, 0, kDecodeRootShift};
     if (n >= kSplitMinOctets) {
         ptrdiff_t result;
-        if (decode_split(a, src, n, dst, &result))
+        if (decode_split<decode_pair>(a, src, n, dst, &result))
             return result;
     }
     return decode_to_end(a, src, n, dst);
+}
+
+// ------------------------------------------------- instruction set variants
+//
+// Every variable shift above takes its count from a register of its own
+// with BMI2 (shlx/shrx); without it x86 takes counts only in cl, and the
+// moves into cl leave the two-position loop short of registers (its state
+// spilled to the stack).  The bodies are compiled twice, once for BMI2,
+// chosen at load time from CPUID.
+
+__attribute__((noinline)) size_t encode_generic(const uint8_t* src, size_t n,
+                                                uint8_t* dst) {
+    return encode_body(src, n, dst);
+}
+
+__attribute__((noinline)) size_t encode_bounded_generic(const uint8_t* src, size_t n,
+                                                        uint8_t* dst, size_t limit) {
+    return encode_bounded_body(src, n, dst, limit);
+}
+
+__attribute__((noinline)) ptrdiff_t decode_generic(const uint8_t* src, size_t n,
+                                                   uint8_t* dst) {
+    return decode_body<decode_pair_generic>(src, n, dst);
+}
+
+#if HPACK_HUFFMAN_BMI2
+__attribute__((noinline)) HPACK_TARGET_BMI2 size_t encode_bmi2(const uint8_t* src,
+                                                               size_t n, uint8_t* dst) {
+    return encode_body(src, n, dst);
+}
+
+__attribute__((noinline)) HPACK_TARGET_BMI2 size_t encode_bounded_bmi2(
+    const uint8_t* src, size_t n, uint8_t* dst, size_t limit) {
+    return encode_bounded_body(src, n, dst, limit);
+}
+
+__attribute__((noinline)) HPACK_TARGET_BMI2 ptrdiff_t decode_bmi2(const uint8_t* src,
+                                                                  size_t n, uint8_t* dst) {
+    return decode_body<decode_pair_bmi2>(src, n, dst);
+}
+
+bool cpu_has_bmi2() {
+    unsigned eax, ebx, ecx, edx;
+    return __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (ebx & bit_BMI2) != 0;
+}
+
+// Set once when the library is loaded; zero (generic) before that.
+bool g_bmi2 = cpu_has_bmi2();
+#else
+constexpr bool g_bmi2 = false;
+#endif
+
+}  // namespace
+
+bool huffman_has_isa(HuffmanIsa isa) {
+#if HPACK_HUFFMAN_BMI2
+    return isa == HuffmanIsa::generic || cpu_has_bmi2();
+#else
+    return isa == HuffmanIsa::generic;
+#endif
+}
+
+HuffmanIsa huffman_isa() { return g_bmi2 ? HuffmanIsa::bmi2 : HuffmanIsa::generic; }
+
+bool huffman_set_isa(HuffmanIsa isa) {
+    if (!huffman_has_isa(isa)) return false;
+#if HPACK_HUFFMAN_BMI2
+    g_bmi2 = isa == HuffmanIsa::bmi2;
+#endif
+    return true;
+}
+
+size_t huffman_encode(const uint8_t* src, size_t n, uint8_t* dst) {
+#if HPACK_HUFFMAN_BMI2
+    if (g_bmi2) return encode_bmi2(src, n, dst);
+#endif
+    return encode_generic(src, n, dst);
+}
+
+size_t huffman_encode_bounded(const uint8_t* src, size_t n, uint8_t* dst, size_t limit) {
+#if HPACK_HUFFMAN_BMI2
+    if (g_bmi2) return encode_bounded_bmi2(src, n, dst, limit);
+#endif
+    return encode_bounded_generic(src, n, dst, limit);
+}
+
+ptrdiff_t huffman_decode(const uint8_t* src, size_t n, uint8_t* dst) {
+#if HPACK_HUFFMAN_BMI2
+    if (g_bmi2) return decode_bmi2(src, n, dst);
+#endif
+    return decode_generic(src, n, dst);
 }
 
 }  // namespace hpack

@@ -41,6 +41,18 @@ inline size_t huffman_decode_capacity(size_t n) {
 // does not end in at most 7 one bits (RFC 7541 5.2).
 ptrdiff_t huffman_decode(const uint8_t* src, size_t n, uint8_t* dst);
 
+// The code above runs in one of two builds: generic x86-64 (or whatever the
+// target is), or with BMI2's shifts, chosen when the library is loaded if
+// the CPU has them.  Both give the same results; tests run both.
+enum class HuffmanIsa { generic, bmi2 };
+
+bool huffman_has_isa(HuffmanIsa isa);
+HuffmanIsa huffman_isa();
+
+// Switches to `isa` if this CPU has it (returns false otherwise).  For
+// tests and benchmarks: not to be called while another thread codes.
+bool huffman_set_isa(HuffmanIsa isa);
+
 }  // namespace hpack
 
 #endif
