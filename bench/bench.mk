@@ -33,7 +33,7 @@ BENCH_CG_GROUPS  ?= huffman,request,response
 BENCH_CG_ITERS   ?= 20
 
 BENCH_CXXFLAGS   := -std=c++17 $(OPT) -g -Wall -Wextra -Werror \
-                    -Icodec/include -Icodec/tools -Ibench/nginx_huff_shim
+                    -Icodec/include -Icodec/src -Icodec/tools -Ibench/nginx_huff_shim
 # nginx's own warning set (auto/cc/gcc) with our optimization.
 BENCH_NGX_WARN   := -W -Wall -Wpointer-arith -Wno-unused-parameter -Werror
 BENCH_NGX_CFLAGS := $(BENCH_NGX_WARN) -g -Ibench/nginx_huff_shim
@@ -67,7 +67,7 @@ $(BENCH_DIR)/ngx_http_huff_%.o: $(BENCH_NGINX_PATH) $(BENCH_SHIM_HDRS)
 	$(CC) $(OPT) $(BENCH_NGX_CFLAGS) \
 	    -c "$$(cat $<)/src/http/ngx_http_huff_$*.c" -o $@
 
-$(BENCH_DIR)/codec_bench.o: bench/codec_bench.cc codec/include/hpack.h \
+$(BENCH_DIR)/codec_bench.o: bench/codec_bench.cc codec/include/hpack.h codec/src/huffman.h \
         $(TOOL_HDRS) $(BENCH_SHIM_HDRS)
 	@mkdir -p $(@D)
 	$(CXX) $(BENCH_CXXFLAGS) -c $< -o $@

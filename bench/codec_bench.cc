@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "hpack.h"
+#include "huffman.h"
 #include "story.h"
 
 #include <ngx_config.h>
@@ -1041,6 +1042,8 @@ void usage()
         "codec_bench --callgrind-driver=GROUP[,GROUP] [--callgrind-filter=TEXT]"
         " [--callgrind-iters=N]\n"
         "codec_bench --list-cases\n"
+        "  --huffman-isa=generic|bmi2  which build of the Huffman code runs\n"
+        "      (default: BMI2 when the CPU has it, as in the library)\n"
         "  groups: request response corpus huffman\n"
         "  --corpus=DIR  hpack-test-case checkout (default "
         "$HPACK_TEST_CASE_DIR or ../shared/data/hpack-test-case)\n");
@@ -1074,6 +1077,15 @@ int main(int argc, char **argv)
             iters = std::strtol(v, nullptr, 10);
             if (iters <= 0) {
                 die("--callgrind-iters must be positive");
+            }
+        } else if (const char *v = value("--huffman-isa=")) {
+            const std::string isa = v;
+            if (isa != "generic" && isa != "bmi2") {
+                die("--huffman-isa: generic or bmi2");
+            }
+            if (!hpack::huffman_set_isa(isa == "bmi2" ? hpack::HuffmanIsa::bmi2
+                                                      : hpack::HuffmanIsa::generic)) {
+                die("--huffman-isa=" + isa + ": this CPU does not have it");
             }
         } else if (a == "--list-cases") {
             list = true;
@@ -1118,6 +1130,9 @@ int main(int argc, char **argv)
     benchmark::AddCustomContext("codec_bench.verified",
                                 "every timed input checked before timing");
     benchmark::AddCustomContext("codec_bench.corpus", g_corpus_note);
+    benchmark::AddCustomContext("codec_bench.huffman_isa",
+                                hpack::huffman_isa() == hpack::HuffmanIsa::bmi2
+                                    ? "bmi2" : "generic");
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     return 0;

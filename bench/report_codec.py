@@ -416,7 +416,10 @@ def main(argv):
         if "codec_bench.codec" in context:
             lines.append("")
             lines.append("Codec measured: commit+sources "
-                         f"{context['codec_bench.codec']}.")
+                         f"{context['codec_bench.codec']}"
+                         + (f", Huffman build {context['codec_bench.huffman_isa']}"
+                            if "codec_bench.huffman_isa" in context else "")
+                         + ".")
         if context.get("codec_bench.corpus", "").find("stories") >= 0:
             lines.append("")
             lines.append(f"Corpus: {context['codec_bench.corpus']}.")
