@@ -204,6 +204,17 @@ const Vector kRfcVectors[] = {
      "316065c003ed4ee5b1063d5007"},                          // C.6.3
 };
 
+}  // namespace
+
+namespace hpack {
+// For gtest's messages.
+void PrintTo(HuffmanIsa isa, std::ostream* os) {
+    *os << (isa == HuffmanIsa::bmi2 ? "BMI2" : "generic");
+}
+}  // namespace hpack
+
+namespace {
+
 // Every encode and decode test runs on each build of the Huffman code the
 // CPU has (huffman.h): the generic one, and the BMI2 one on x86-64 CPUs
 // with BMI2 (skipped, and said, elsewhere).

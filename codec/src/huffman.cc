@@ -120,8 +120,26 @@ constexpr Wide widen(const T (&table)[256]) {
     return w;
 }
 
-alignas(64) constexpr Wide kCode = widen(kEncodeCode);
 alignas(64) constexpr Wide kLength = widen(kEncodeBits);
+
+// The codes (widened as above) and their lengths in one object, so that
+// one register addresses both: with two, the group loop kept its own
+// state on the stack.
+struct EncodeTable {
+    uint64_t code[256];
+    uint8_t  bits[256];
+};
+
+constexpr EncodeTable make_encode_table() {
+    EncodeTable t{};
+    for (size_t i = 0; i < 256; ++i) {
+        t.code[i] = kEncodeCode[i];
+        t.bits[i] = kEncodeBits[i];
+    }
+    return t;
+}
+
+alignas(64) constexpr EncodeTable kEnc = make_encode_table();
 
 struct EncodeState {
     uint64_t acc;      // the low `pending` bits are not written yet
@@ -146,7 +164,7 @@ HPACK_INLINE void put(EncodeState& st, uint64_t code, unsigned bits) {
 // common path.)
 __attribute__((noinline)) void encode_each_at(EncodeState* st,
                                               const uint8_t* s, int count) {
-    for (int k = 0; k < count; ++k) put(*st, kCode.v[s[k]], kEncodeBits[s[k]]);
+    for (int k = 0; k < count; ++k) put(*st, kEnc.code[s[k]], kEnc.bits[s[k]]);
 }
 
 HPACK_INLINE void encode_each(EncodeState& st, const uint8_t* s, int count) {
@@ -718,13 +736,18 @@ namespace {
 
 // The codes of s[0..4) joined, and their length in bits (at most 120).
 HPACK_INLINE uint64_t join4(const uint8_t* s, unsigned& bits) {
-    const unsigned l1 = kEncodeBits[s[1]], l2 = kEncodeBits[s[2]];
-    const unsigned l3 = kEncodeBits[s[3]];
-    bits = kEncodeBits[s[0]] + l1 + l2 + l3;
-    uint64_t c = kCode.v[s[0]];
-    c = (c << l1) | kCode.v[s[1]];
-    c = (c << l2) | kCode.v[s[2]];
-    c = (c << l3) | kCode.v[s[3]];
+    // One code after another, so that few values are live at a time.
+    uint64_t c = kEnc.code[s[0]];
+    unsigned n = kEnc.bits[s[0]];
+    unsigned l = kEnc.bits[s[1]];
+    c = (c << l) | kEnc.code[s[1]];
+    n += l;
+    l = kEnc.bits[s[2]];
+    c = (c << l) | kEnc.code[s[2]];
+    n += l;
+    l = kEnc.bits[s[3]];
+    c = (c << l) | kEnc.code[s[3]];
+    bits = n + l;
     return c;
 }
 
@@ -780,8 +803,8 @@ HPACK_INLINE size_t encode_body(const uint8_t* src, size_t n, uint8_t* dst) {
     }
 
     for (; s < end; ++s) {
-        const unsigned l = kEncodeBits[*s];
-        st.acc = (st.acc << l) | kCode.v[*s];
+        const unsigned l = kEnc.bits[*s];
+        st.acc = (st.acc << l) | kEnc.code[*s];
         st.pending += l;
         while (st.pending >= 8) {
             st.pending -= 8;
@@ -793,23 +816,21 @@ HPACK_INLINE size_t encode_body(const uint8_t* src, size_t n, uint8_t* dst) {
 
 HPACK_INLINE size_t encode_bounded_body(const uint8_t* src, size_t n, uint8_t* dst,
                                         size_t limit) {
-    // A group starts below dst + limit and writes at most 30 octets of
-    // code plus a store's 8 (encode_group8()); the last 0..7 octets less.
+    // A group starts at or below dst + limit and writes at most 30 octets
+    // of code plus a store's 8 (encode_group8()); the last 0..7 octets less.
     static_assert(kHuffmanBoundedOverrun >= (7 + 8 * 30) / 8 + 8, "one group past limit");
     EncodeState st{0, dst, 0};
     const uint8_t* s = src;
     const uint8_t* const end = src + n;
     uint8_t* const stop = dst + limit;
-    for (; end - s >= 8; s += 8) {
-        if (st.d >= stop) return limit;
+    for (; end - s >= 8 && st.d < stop; s += 8)
         encode_group8(st, s);
-    }
     if (st.d >= stop) return limit;
     if (end - s >= 4) {
         encode_group4(st, s);
         s += 4;
     }
-    for (; s < end; ++s) put(st, kCode.v[*s], kEncodeBits[*s]);
+    for (; s < end; ++s) put(st, kEnc.code[*s], kEnc.bits[*s]);
     const size_t h = static_cast<size_t>(encode_finish(st) - dst);
     return h < limit ? h : limit;
 }
