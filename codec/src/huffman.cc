@@ -212,19 +212,25 @@ inline uint64_t load_tail(const uint8_t* src, size_t n, size_t i) {
 // ran past the end, which fails the string) holds bits past the end.
 static_assert(kHuffmanDecodeSlack >= 8, "8-octet stores of symbols");
 
+// Tops up the window from v, the next 8 input octets (MSB first) after
+// those in it, and moves the input position (an index or a pointer) past
+// the whole octets it took.
+template <typename Position>
+HPACK_INLINE void refill_from(uint64_t& buf, unsigned& avail, Position& at, uint64_t v) {
+    buf |= v >> avail;
+    at += (63 - avail) >> 3;
+    avail |= 56;
+}
+
 // Only while i + 8 <= n.
 HPACK_INLINE void refill_fast(Stream& s, const uint8_t* src) {
-    s.buf |= load64_be(src + s.i) >> s.avail;
-    s.i += (63 - s.avail) >> 3;
-    s.avail |= 56;
+    refill_from(s.buf, s.avail, s.i, load64_be(src + s.i));
 }
 
 HPACK_INLINE void refill(Stream& s, const uint8_t* src, size_t n) {
     const uint64_t v = HPACK_LIKELY(s.i + 8 <= n) ? load64_be(src + s.i)
                                                  : load_tail(src, n, s.i);
-    s.buf |= v >> s.avail;
-    s.i += (63 - s.avail) >> 3;
-    s.avail |= 56;
+    refill_from(s.buf, s.avail, s.i, v);
 }
 
 // Input bits not consumed yet; negative once a code took implied ones.
@@ -273,8 +279,8 @@ static_assert(3 * kDecodeMaxConsumed + (64 - kDecodeLinkShift) <= 56
                   && 4 * kDecodeMaxConsumed < 64,
               "one refill covers a group; the sums stay apart");
 
-HPACK_INLINE bool group_step(Stream& s, unsigned& sum, uint64_t& out) {
-    const size_t index = s.buf >> s.shift;
+HPACK_INLINE bool group_step(uint64_t& buf, unsigned& shift, unsigned& sum, uint64_t& out) {
+    const size_t index = buf >> shift;
     const uint32_t e = kDecode.e[index];
     if (HPACK_UNLIKELY(e & kDecodeSlow))
         return false;
@@ -282,21 +288,27 @@ HPACK_INLINE bool group_step(Stream& s, unsigned& sum, uint64_t& out) {
     // (sum >> 3) & ~7 is 8 times the symbols so far: sum's bits consumed
     // (at most 42 before the last lookup) fall below bit 3 of it.
     out |= uint64_t{e & 0xffff} << ((sum >> 3) & ~7u);
-    s.buf <<= (bits & 63);
+    buf <<= (bits & 63);
     sum += bits;
-    s.shift = e >> 26;
+    shift = e >> 26;
     return true;
 }
 
-HPACK_INLINE bool group_steps(Stream& s) {
+// The four lookups of a group after its refill, the store and the
+// settling: false at a slow entry (the state is the one before it).
+HPACK_INLINE bool group_of(uint64_t& buf, unsigned& shift, unsigned& avail, uint8_t*& d) {
     unsigned sum = 0;
     uint64_t out = 0;
-    const bool ok = group_step(s, sum, out) && group_step(s, sum, out)
-                    && group_step(s, sum, out) && group_step(s, sum, out);
-    store64_le(s.d, out);
-    s.d += sum >> 6;
-    s.avail -= sum & 63;
+    const bool ok = group_step(buf, shift, sum, out) && group_step(buf, shift, sum, out)
+                    && group_step(buf, shift, sum, out) && group_step(buf, shift, sum, out);
+    store64_le(d, out);
+    d += sum >> 6;
+    avail -= sum & 63;
     return ok;
+}
+
+HPACK_INLINE bool group_steps(Stream& s) {
+    return group_of(s.buf, s.shift, s.avail, s.d);
 }
 
 constexpr int kMore = 1;  // slow_symbol(): go on decoding
@@ -478,35 +490,13 @@ HPACK_INLINE void unlink(uint64_t& buf, unsigned& avail) {
     avail += kDecodeLinkConsumed;
 }
 
-HPACK_INLINE bool lean_step(uint64_t& buf, unsigned& shift, unsigned& sum, uint64_t& out) {
-    const size_t index = buf >> shift;
-    const uint32_t e = kDecode.e[index];
-    if (HPACK_UNLIKELY(e & kDecodeSlow))
-        return false;
-    const unsigned bits = entry_bits(index);
-    out |= uint64_t{e & 0xffff} << ((sum >> 3) & ~7u);
-    buf <<= (bits & 63);
-    sum += bits;
-    shift = e >> 26;
-    return true;
-}
-
-// A refill and a group from the root (as group_steps()).  Returns the
-// window shift where it stopped: kDecodeRootShift after a whole group, a
-// link's before a slow entry (the state is the one before that entry).
+// A refill and a group from the root (group_of()).  Returns the window
+// shift where it stopped: kDecodeRootShift after a whole group, a link's
+// before a slow entry (the state is the one before that entry).
 HPACK_INLINE unsigned lean_group(Lean& s) {
-    s.buf |= load64_be(s.p) >> s.avail;
-    s.p += (63 - s.avail) >> 3;
-    s.avail |= 56;
-    unsigned shift = kDecodeRootShift, sum = 0;
-    uint64_t out = 0;
-    const bool ok = lean_step(s.buf, shift, sum, out) && lean_step(s.buf, shift, sum, out)
-                    && lean_step(s.buf, shift, sum, out)
-                    && lean_step(s.buf, shift, sum, out);
-    store64_le(s.d, out);
-    s.d += sum >> 6;
-    s.avail -= sum & 63;
-    if (ok && HPACK_UNLIKELY(shift != kDecodeRootShift)) {
+    refill_from(s.buf, s.avail, s.p, load64_be(s.p));
+    unsigned shift = kDecodeRootShift;
+    if (group_of(s.buf, shift, s.avail, s.d) && HPACK_UNLIKELY(shift != kDecodeRootShift)) {
         unlink(s.buf, s.avail);
         shift = kDecodeRootShift;
     }
