@@ -56,6 +56,10 @@ stage stock-cost make --no-print-directory bench-stock-cost
 
 echo
 if [ "${#broken[@]}" -gt 0 ]; then
+    # the failing tests by name, so that the last lines of the output are
+    # enough to tell what broke (GoogleTest's and the interop runner's)
+    grep -H -E '^\[  FAILED  \] [A-Za-z_]|^FAIL  ' "$logs"/*.log |
+        sed "s|^$logs/||" | cut -c1-300 | head -40
     echo "test: failed stages: ${broken[*]} (logs in $logs/)"
 fi
 if [ "$skipped" -gt 0 ]; then
