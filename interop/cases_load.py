@@ -7,7 +7,8 @@ import subprocess
 import time
 
 from cases_clients import h2load
-from harness import RawH2, check, info, request_headers, rss_kib
+from harness import (RawH2, check, info, octets_but_date, request_headers,
+                     rss_kib)
 
 ORDER = ("on", "small", "off", "nomod", "stock")
 
@@ -160,6 +161,7 @@ def access_log_variables(server):
             r = c.wait([c.request_block(block)])[0]
             check(r.status == 200, "%s: status %s" % (path, r.status))
             out_block = c.tap.blocks[start][1]
+            last_block = out_block
             sent.append((len(block), plain(headers)))
             got.append((len(out_block), plain(r.headers)))
             paths.append(path)
@@ -196,9 +198,12 @@ def access_log_variables(server):
         check(int(f[14]) <= 4096 + 0, "%s: table=%s above 4096" % (p, f[14]))
     last = logs[paths[-1]]
     wire, dec = int(last[6]), int(last[7])
-    check(wire * 10 < dec, "warm connection: response header block %d "
-          "bytes for %d decoded (%.1f%% saved, expected over 90%%)"
-          % (wire, dec, 100.0 * (1 - wire / dec)))
+    # dates aside: the 20th response may be the first of a second
+    check(octets_but_date(last_block) * 10 < dec, "warm connection: "
+          "response header block %d bytes (%d with a literal date as one "
+          "octet) for %d decoded (%.1f%% saved, expected over 90%%)"
+          % (wire, octets_but_date(last_block), dec,
+             100.0 * (1 - wire / dec)))
     check(int(last[12]) > 0 and int(last[13]) > 0, "hits=%s/%s on a warm "
           "connection" % (last[12], last[13]))
     first = logs[paths[0]]

@@ -570,6 +570,22 @@ def all_size_updates(block):
     return found
 
 
+DATE_NAME_INDEX = 33                    # RFC 7541 Appendix A: date
+
+
+def octets_but_date(block):
+    """A block's length with each literal date (name index 33) counted as
+    one octet, what a reference to it costs: the date changes every second
+    and the first response of a second sends it as a literal, which says
+    nothing about whether the table is in use."""
+    n = len(block)
+    for kind, number, start, end, _ in walk(block):
+        if kind not in ("indexed", "size-update") \
+                and number == DATE_NAME_INDEX:
+            n -= end - start - 1
+    return n
+
+
 def dynamic_references(block):
     """How many representations refer to the dynamic table (index > 61)."""
     return sum(1 for kind, number, _, _, _ in walk(block)
