@@ -776,6 +776,10 @@ class RawH2:
             self.pump(deadline)
 
     def send(self, *parts):
+        # the connection's own timeout: a read leaves the socket with what
+        # was left of its deadline (a millisecond, say), and a write that
+        # waited on nginx that long would stop in the middle of a frame
+        self.sock.settimeout(self.timeout)
         self.sock.sendall(b"".join(p if isinstance(p, bytes)
                                    else p.serialize() for p in parts))
 
