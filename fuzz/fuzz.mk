@@ -26,7 +26,7 @@ FUZZ_TIMEOUT    ?= 10
 # Extra libFuzzer flags, e.g. FUZZ_ARGS=-jobs=2
 FUZZ_ARGS       ?=
 
-# Scripts of several blocks need room; Huffman strings above 320 octets
+# Scripts of several blocks need room; Huffman strings from 208 octets
 # take the two-position decoder.
 FUZZ_MAX_LEN_decoder_fuzz      := 8192
 FUZZ_MAX_LEN_nghttp2_diff_fuzz := 8192
