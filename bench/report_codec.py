@@ -7,12 +7,18 @@ Usage:
   report_codec.py --callgrind DIR [--annotate] [--codec=ID]
                                           callgrind dumps of
                                           codec_bench --callgrind-driver
+  report_codec.py --paired FILE           codec_bench --paired's JSON
 
 Prints Markdown: every case per operation, then the ratios ours/nghttp2 and
 ours/nginx against the aims of the benchmark issue with PASS or MISS.  Wall
 clock uses the median over repetitions (the run itself when there was one)
 of CPU time, and shows beside it the ratio of the fastest repetitions (noise
-on a shared machine only adds time); PASS/MISS is judged on the medians.
+on a shared machine only adds time).  The aims are judged on the paired run
+(--paired): each of our cases alternates with its reference in ~100 us
+slices for seconds, and the ratio of the two fastest slices is the verdict,
+with the median of the per-pair ratios beside it; Google Benchmark's
+medians move by up to 20% between runs on this machine, those ratios by
+1-5%.
 Callgrind uses instructions (Ir) per operation, which do not depend on the
 machine's load.  --annotate adds, for every aim the instruction counts miss,
 callgrind_annotate's function list of our case and its hottest source lines
@@ -146,6 +152,13 @@ def ratio_text(r):
     if r < 1:
         return f"{r:.2f} ({1 / r:.1f}x faster)"
     return f"{r:.2f} ({r:.1f}x slower)"
+
+
+def ratio3(r):
+    """ratio_text() with three digits: the paired ratios repeat to about 1%."""
+    if r is None:
+        return "-"
+    return f"{r:.3f} ({1 / r:.1f}x faster)" if r < 1 else f"{r:.3f} ({r:.1f}x slower)"
 
 
 def ratio(res, mine, other):
@@ -369,7 +382,54 @@ def annotate(files, misses, lines):
             lines.append("```")
 
 
+def paired_report(path):
+    """The aims judged on codec_bench --paired's slices."""
+    with open(path) as f:
+        doc = json.load(f)
+    pairs = {p["ours"]: p for p in doc["pairs"]}
+    lines = ["## Paired slices (the verdict on the aims)", "",
+             f"Each of our cases against its reference in alternating slices "
+             f"of about 100 us for {doc['seconds_per_pair']:g} s, the order "
+             f"flipped every pair.  \"fastest\" is each side's fastest slice "
+             f"(its speed on a quiet machine) and their ratio decides; the "
+             f"median and the 10th-90th percentiles of the per-pair ratios "
+             f"show how the two sides fared under the same load.", "",
+             f"Codec measured: commit+sources {doc['codec']}, Huffman build "
+             f"{doc['huffman_isa']}.", "",
+             "| case | against | slices | ours, fastest ns | theirs, "
+             "fastest ns | ratio of fastest | median pair ratio (p10-p90) |",
+             "|---|---|--:|--:|--:|---|---|"]
+    for p in doc["pairs"]:
+        lines.append(
+            f"| {p['ours'][:-5]} | {p['other'].rsplit('/', 1)[1]} "
+            f"| {p['slices']:,} | {fmt(p['ours_fastest_ns'])} "
+            f"| {fmt(p['other_fastest_ns'])} "
+            f"| {ratio3(p['ours_fastest_ns'] / p['other_fastest_ns'])} "
+            f"| {p['pair_ratio_median']:.2f} ({p['pair_ratio_p10']:.2f}-"
+            f"{p['pair_ratio_p90']:.2f}) |")
+    lines += ["", "### Aims (wall clock, paired slices)", "",
+              "| aim | ours/other, fastest slices | median pair ratio "
+              "| result |", "|---|---|---|---|"]
+    for kind, a, b, aim, text in AIMS:
+        mine = f"huffman/{a}/{b}/ours" if kind == "huff" else f"{a}/ours"
+        p = pairs.get(mine)
+        r = p["ours_fastest_ns"] / p["other_fastest_ns"] if p else None
+        med = f"{p['pair_ratio_median']:.2f}" if p else "-"
+        lines.append(f"| {text} | {ratio3(r)} | {med} "
+                     f"| {verdict(r, aim)} |")
+    return lines
+
+
 def main(argv):
+    if len(argv) == 3 and argv[1] == "--paired":
+        try:
+            lines = paired_report(argv[2])
+        except (OSError, ValueError, KeyError, ZeroDivisionError) as e:
+            print(f"report_codec: cannot read {argv[2]}: {e}",
+                  file=sys.stderr)
+            return 1
+        print("\n".join(lines))
+        return 0
     if len(argv) >= 3 and argv[1] == "--callgrind":
         res, files = read_callgrind(argv[2])
         if not res:
@@ -428,7 +488,8 @@ def main(argv):
     lines.append("")
     huffman_tables(res, "ns", True, lines, lo)
     lines.append("")
-    lines.append("### Aims (wall clock)")
+    lines.append("### Aims (wall clock, Google Benchmark medians: they move "
+                 "with the machine's load; the verdict is the paired run's)")
     lines.append("")
     aims_table(res, lines, "time", lo)
     note = context.get("codec_bench.corpus", "")
