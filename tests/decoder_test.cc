@@ -433,6 +433,98 @@ TEST(DecoderBatch, ReportsFieldsBeforeAnErrorAndRejectsAnEmptyArray) {
     hpack_decoder_destroy(d);
 }
 
+// The field limit holds for indexed references, whichever path decodes
+// them: one at a time, or in a batch, where runs of one-octet references
+// judge the limit once when it admits the whole table (4064 = 4096 - 32 and
+// up) and leave the run to the full path below that.
+TEST(DecoderLimits, IndexedFieldsOverTheFieldLimitAreRefused) {
+    const std::string big(4064 - 3, 'v');   // name "x-a": an entry of 4096
+    auto literal = [](const std::string& name, const std::string& value) {
+        std::vector<uint8_t> b = {0x40, static_cast<uint8_t>(name.size())};
+        b.insert(b.end(), name.begin(), name.end());
+        if (value.size() < 127) {
+            b.push_back(static_cast<uint8_t>(value.size()));
+        } else {
+            b.push_back(0x7f);
+            for (size_t rest = value.size() - 127;; rest >>= 7) {
+                b.push_back(static_cast<uint8_t>(rest < 128 ? rest : 0x80 | (rest & 0x7f)));
+                if (rest < 128) break;
+            }
+        }
+        b.insert(b.end(), value.begin(), value.end());
+        return b;
+    };
+    struct Case {
+        size_t      limit;
+        const char* block;
+        int         rc;
+        size_t      fields;   // decoded before the error
+    };
+    // The table of two_entries(): 62 = "x-b: 0123456789" (13 octets), 63 =
+    // "x-c: 01" (5).
+    const Case cases[] = {
+        {12, "bebf", HPACK_E_FIELD_TOO_LARGE, 0},
+        {12, "bfbf82be", HPACK_E_FIELD_TOO_LARGE, 3},
+        {13, "bfbf82be", HPACK_OK, 4},
+        {9, "bf82", HPACK_E_FIELD_TOO_LARGE, 1},    // :method GET is 10
+        {10, "bf82", HPACK_OK, 2},
+        {4063, "82bebf", HPACK_OK, 3},
+        {4064, "82bebf", HPACK_OK, 3},
+    };
+    // A decoder whose table holds the two small entries.
+    auto two_entries = [&literal](size_t limit) {
+        hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);
+        std::vector<uint8_t> inserts = literal("x-c", "01");
+        const std::vector<uint8_t> b = literal("x-b", "0123456789");
+        inserts.insert(inserts.end(), b.begin(), b.end());
+        std::vector<Decoded> fields;
+        EXPECT_EQ(decode(d, inserts, &fields), HPACK_OK);
+        EXPECT_EQ(hpack_decoder_table_size(d), 2u * 32 + 13 + 5);
+        hpack_decoder_set_limits(d, limit, 0);
+        return d;
+    };
+    for (size_t max : {1u, 16u}) {
+        // The one entry of 4096: refused below 4064, at the boundary of the
+        // run's single check, and passed at it.
+        for (size_t limit : {4063u, 4064u}) {
+            hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);
+            std::vector<Decoded> fields;
+            size_t batches = 0;
+            ASSERT_EQ(decode(d, literal("x-a", big), &fields), HPACK_OK);
+            hpack_decoder_set_limits(d, limit, 0);
+            fields.clear();
+            const int rc = decode_batched(d, unhex("bebe"), max, &fields, &batches);
+            if (limit == 4063) {
+                EXPECT_EQ(rc, HPACK_E_FIELD_TOO_LARGE) << "batch " << max;
+            } else {
+                ASSERT_EQ(rc, HPACK_OK) << "batch " << max;
+                ASSERT_EQ(fields.size(), 2u);
+                EXPECT_EQ(fields[1].value, big);
+            }
+            hpack_decoder_destroy(d);
+        }
+        for (const Case& c : cases) {
+            hpack_decoder_t* d = two_entries(c.limit);
+            std::vector<Decoded> fields;
+            size_t batches = 0;
+            const int rc = decode_batched(d, unhex(c.block), max, &fields, &batches);
+            EXPECT_EQ(rc, c.rc) << "limit " << c.limit << " block " << c.block
+                                << " batch " << max;
+            if (rc == HPACK_OK) {
+                EXPECT_EQ(fields.size(), c.fields);
+            }
+            hpack_decoder_destroy(d);
+
+            // One field at a time: the fields before the error too.
+            d = two_entries(c.limit);
+            fields.clear();
+            EXPECT_EQ(decode(d, unhex(c.block), &fields), c.rc);
+            EXPECT_EQ(fields.size(), c.fields) << "limit " << c.limit << " block " << c.block;
+            hpack_decoder_destroy(d);
+        }
+    }
+}
+
 // A piece that ends inside a representation: the fields before it, then
 // NEED_MORE; the rest arrives in the next piece.
 TEST(DecoderBatch, SplitPiecesGiveTheSameFields) {

@@ -174,6 +174,17 @@ struct StaticFields {
 
 const StaticFields kStaticFields;
 
+// The largest name + value of a static entry: 28 (accept-encoding).
+constexpr size_t static_max_field() {
+    size_t m = 0;
+    for (uint32_t i = 1; i <= kStaticEntries; ++i) {
+        const size_t n = size_t{kStaticTable[i].name_len} + kStaticTable[i].value_len;
+        m = n > m ? n : m;
+    }
+    return m;
+}
+constexpr size_t kStaticMaxField = static_max_field();
+
 }  // namespace
 }  // namespace hpack
 
@@ -455,30 +466,44 @@ HPACK_API int hpack_decode_field(hpack_decoder_t* dec, const uint8_t** pos,
 // at anything else (a longer index, a limit reached): the full path parses
 // that octet again and reports it.  Returns the number of fields; *pos is
 // advanced over them.
+//
+// The field size limit is judged once per call: every entry of the dynamic
+// table takes at most its maximum size, so when the limit admits that (and
+// every static entry) no field of the run can exceed it.  A smaller limit
+// leaves the run to the full path, which reports the field that does.
 inline size_t hpack_decoder::decode_indexed_run(const uint8_t** pos, const uint8_t* end,
                                          hpack_field_t* fields, size_t max_fields) {
+    const size_t table_max = table.max_size();
+    if (HPACK_UNLIKELY(max_field < kStaticMaxField
+                       || (table_max > HPACK_ENTRY_OVERHEAD
+                           && max_field < table_max - HPACK_ENTRY_OVERHEAD)))
+        return 0;
     const uint8_t* const start = *pos;
     const uint8_t* p = start;
     const auto t = table.view();
-    const size_t field_max = max_field;
+    // Dynamic indexes 62 .. 61 + count, below 127 (a longer integer).
+    const uint32_t n_dynamic = t.count < 127 - 62 ? t.count : 127 - 62;
+    const uint64_t newest = t.next_id + 61;   // ring position + index
     size_t room = list_room;
-    uint64_t n_static = 0, plain = 0;
+    uint64_t n_static = 0;
     const uint8_t* const stop =
         static_cast<size_t>(end - p) > max_fields ? p + max_fields : end;
     hpack_field_t* field = fields;
     for (; p < stop; ++p, ++field) {
         const uint32_t index = static_cast<uint32_t>(*p) - 0x80;   // 0..127 if indexed
-        size_t n;
+        size_t n, left;
         if (index - 1 < kStaticEntries) {
             const StaticField& s = kStaticFields.f[index];
             n = s.size;
-            if (HPACK_UNLIKELY(n > field_max || n + HPACK_ENTRY_OVERHEAD > room)) break;
+            if (HPACK_UNLIKELY(__builtin_sub_overflow(room, n + HPACK_ENTRY_OVERHEAD, &left)))
+                break;
             *field = s.field;
             ++n_static;
-        } else if (index - (kStaticEntries + 1) < t.count && index < 0x7f) {
-            auto& e = t.by_index(index);
+        } else if (index - (kStaticEntries + 1) < n_dynamic) {
+            auto& e = t.ring[(newest - index) & t.mask];
             n = size_t{e.name_len} + e.value_len;
-            if (HPACK_UNLIKELY(n > field_max || n + HPACK_ENTRY_OVERHEAD > room)) break;
+            if (HPACK_UNLIKELY(__builtin_sub_overflow(room, n + HPACK_ENTRY_OVERHEAD, &left)))
+                break;
             field->name = t.arena + e.offset;
             field->name_len = e.name_len;
             field->value = t.arena + e.offset + e.name_len;
@@ -491,18 +516,17 @@ inline size_t hpack_decoder::decode_indexed_run(const uint8_t** pos, const uint8
         } else {
             break;
         }
-        room -= n + HPACK_ENTRY_OVERHEAD;
-        plain += n;
+        room = left;
     }
     const size_t k = static_cast<size_t>(p - start);
     if (k) {
         *pos = p;
-        list_room = room;
         field_seen = true;
         stats.indexed_static += n_static;
         stats.indexed_dynamic += k - n_static;
-        stats.plain_bytes += plain;
+        stats.plain_bytes += (list_room - room) - k * HPACK_ENTRY_OVERHEAD;
         stats.wire_bytes += k;
+        list_room = room;
     }
     return k;
 }
