@@ -7,7 +7,8 @@ Usage:
   report_codec.py --callgrind DIR [--annotate] [--codec=ID]
                                           callgrind dumps of
                                           codec_bench --callgrind-driver
-  report_codec.py --paired FILE           codec_bench --paired's JSON
+  report_codec.py --paired FILE...        codec_bench --paired's JSON, one
+                                          file per process
 
 Prints Markdown: every case per operation, then the ratios ours/nghttp2 and
 ours/nginx against the aims of the benchmark issue with PASS or MISS.  Wall
@@ -15,10 +16,11 @@ clock uses the median over repetitions (the run itself when there was one)
 of CPU time, and shows beside it the ratio of the fastest repetitions (noise
 on a shared machine only adds time).  The aims are judged on the paired run
 (--paired): each of our cases alternates with its reference in ~100 us
-slices for seconds, and the ratio of the two fastest slices is the verdict,
-with the median of the per-pair ratios beside it; Google Benchmark's
-medians move by up to 20% between runs on this machine, those ratios by
-1-5%.
+slices for seconds, in a few processes, and the median over the processes
+of the ratio of the two fastest slices is the verdict, with the median of
+the per-pair ratios beside it; Google Benchmark's medians move by up to 20%
+between runs on this machine, those ratios by 1-5%, but for a process whose
+memory layout slows one side down.
 Callgrind uses instructions (Ir) per operation, which do not depend on the
 machine's load.  --annotate adds, for every aim the instruction counts miss,
 callgrind_annotate's function list of our case and its hottest source lines
@@ -382,50 +384,74 @@ def annotate(files, misses, lines):
             lines.append("```")
 
 
-def paired_report(path):
-    """The aims judged on codec_bench --paired's slices."""
-    with open(path) as f:
-        doc = json.load(f)
-    pairs = {p["ours"]: p for p in doc["pairs"]}
+def median(values):
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def paired_report(paths):
+    """The aims judged on codec_bench --paired's slices, one file per
+    process: the median over processes of each pair's ratio of fastest
+    slices (a process's memory layout can favour either side)."""
+    docs = []
+    for path in paths:
+        with open(path) as f:
+            docs.append(json.load(f))
+    runs = {}        # ours case -> [pair per process]
+    order = []
+    for doc in docs:
+        for p in doc["pairs"]:
+            if p["ours"] not in runs:
+                order.append(p["ours"])
+            runs.setdefault(p["ours"], []).append(p)
+    first = docs[0]
     lines = ["## Paired slices (the verdict on the aims)", "",
              f"Each of our cases against its reference in alternating slices "
-             f"of about 100 us for {doc['seconds_per_pair']:g} s, the order "
-             f"flipped every pair.  \"fastest\" is each side's fastest slice "
-             f"(its speed on a quiet machine) and their ratio decides; the "
-             f"median and the 10th-90th percentiles of the per-pair ratios "
-             f"show how the two sides fared under the same load.", "",
-             f"Codec measured: commit+sources {doc['codec']}, Huffman build "
-             f"{doc['huffman_isa']}.", "",
+             f"of about 100 us for {first['seconds_per_pair']:g} s, the order "
+             f"flipped every pair, in {len(docs)} process(es).  A side's "
+             f"fastest slice is its speed on a quiet machine; the ratio of "
+             f"the two fastest decides, as the median over the processes "
+             f"(each has its own memory layout, which can favour either "
+             f"side: their range is shown).  The median of the per-pair "
+             f"ratios shows how the two sides fared under the same load.", "",
+             f"Codec measured: commit+sources {first['codec']}, Huffman build "
+             f"{first['huffman_isa']}.", "",
              "| case | against | slices | ours, fastest ns | theirs, "
-             "fastest ns | ratio of fastest | median pair ratio (p10-p90) |",
-             "|---|---|--:|--:|--:|---|---|"]
-    for p in doc["pairs"]:
+             "fastest ns | ratio of fastest (median of processes) "
+             "| range over processes | median pair ratio |",
+             "|---|---|--:|--:|--:|---|---|---|"]
+    verdicts = {}
+    for name in order:
+        ps = runs[name]
+        ratios = [p["ours_fastest_ns"] / p["other_fastest_ns"] for p in ps]
+        r = median(ratios)
+        verdicts[name] = (r, median([p["pair_ratio_median"] for p in ps]))
         lines.append(
-            f"| {p['ours'][:-5]} | {p['other'].rsplit('/', 1)[1]} "
-            f"| {p['slices']:,} | {fmt(p['ours_fastest_ns'])} "
-            f"| {fmt(p['other_fastest_ns'])} "
-            f"| {ratio3(p['ours_fastest_ns'] / p['other_fastest_ns'])} "
-            f"| {p['pair_ratio_median']:.2f} ({p['pair_ratio_p10']:.2f}-"
-            f"{p['pair_ratio_p90']:.2f}) |")
+            f"| {name[:-5]} | {ps[0]['other'].rsplit('/', 1)[1]} "
+            f"| {sum(p['slices'] for p in ps):,} "
+            f"| {fmt(min(p['ours_fastest_ns'] for p in ps))} "
+            f"| {fmt(min(p['other_fastest_ns'] for p in ps))} "
+            f"| {ratio3(r)} | {min(ratios):.3f}-{max(ratios):.3f} "
+            f"| {verdicts[name][1]:.2f} |")
     lines += ["", "### Aims (wall clock, paired slices)", "",
               "| aim | ours/other, fastest slices | median pair ratio "
               "| result |", "|---|---|---|---|"]
     for kind, a, b, aim, text in AIMS:
         mine = f"huffman/{a}/{b}/ours" if kind == "huff" else f"{a}/ours"
-        p = pairs.get(mine)
-        r = p["ours_fastest_ns"] / p["other_fastest_ns"] if p else None
-        med = f"{p['pair_ratio_median']:.2f}" if p else "-"
-        lines.append(f"| {text} | {ratio3(r)} | {med} "
+        r, med = verdicts.get(mine, (None, None))
+        lines.append(f"| {text} | {ratio3(r)} "
+                     f"| {'-' if med is None else f'{med:.2f}'} "
                      f"| {verdict(r, aim)} |")
     return lines
 
 
 def main(argv):
-    if len(argv) == 3 and argv[1] == "--paired":
+    if len(argv) >= 3 and argv[1] == "--paired":
         try:
-            lines = paired_report(argv[2])
+            lines = paired_report(argv[2:])
         except (OSError, ValueError, KeyError, ZeroDivisionError) as e:
-            print(f"report_codec: cannot read {argv[2]}: {e}",
+            print(f"report_codec: cannot read {' '.join(argv[2:])}: {e}",
                   file=sys.stderr)
             return 1
         print("\n".join(lines))
