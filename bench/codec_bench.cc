@@ -1033,9 +1033,10 @@ int run_callgrind_driver(const std::string &filter, long iters)
 // from run to run.  Here each of our cases alternates with its reference
 // (nginx -O2 for Huffman, nghttp2 for blocks) in slices of about 100 us,
 // thousands of times, the order flipped every pair.  Noise only adds time,
-// so each side's fastest slice is its speed on a quiet machine and their
-// ratio is the verdict; the median of the per-pair ratios is shown beside
-// it.
+// so each side's fastest slice is its speed on a quiet machine; the ratio
+// of the two, over a few processes (make bench-codec runs three: a
+// process's memory layout can slow one side down), is the verdict, and the
+// median of the per-pair ratios is shown beside it.
 
 struct PairedResult {
     std::string         ours, other;

@@ -148,19 +148,13 @@ def fmt(v, digits=0):
     return f"{v:,.{digits}f}"
 
 
-def ratio_text(r):
+def ratio_text(r, digits=2):
+    """Three digits for the paired ratios, which repeat to about 1%."""
     if r is None:
         return "-"
     if r < 1:
-        return f"{r:.2f} ({1 / r:.1f}x faster)"
-    return f"{r:.2f} ({r:.1f}x slower)"
-
-
-def ratio3(r):
-    """ratio_text() with three digits: the paired ratios repeat to about 1%."""
-    if r is None:
-        return "-"
-    return f"{r:.3f} ({1 / r:.1f}x faster)" if r < 1 else f"{r:.3f} ({r:.1f}x slower)"
+        return f"{r:.{digits}f} ({1 / r:.1f}x faster)"
+    return f"{r:.{digits}f} ({r:.1f}x slower)"
 
 
 def ratio(res, mine, other):
@@ -432,7 +426,7 @@ def paired_report(paths):
             f"| {sum(p['slices'] for p in ps):,} "
             f"| {fmt(min(p['ours_fastest_ns'] for p in ps))} "
             f"| {fmt(min(p['other_fastest_ns'] for p in ps))} "
-            f"| {ratio3(r)} | {min(ratios):.3f}-{max(ratios):.3f} "
+            f"| {ratio_text(r, 3)} | {min(ratios):.3f}-{max(ratios):.3f} "
             f"| {verdicts[name][1]:.2f} |")
     lines += ["", "### Aims (wall clock, paired slices)", "",
               "| aim | ours/other, fastest slices | median pair ratio "
@@ -440,7 +434,7 @@ def paired_report(paths):
     for kind, a, b, aim, text in AIMS:
         mine = f"huffman/{a}/{b}/ours" if kind == "huff" else f"{a}/ours"
         r, med = verdicts.get(mine, (None, None))
-        lines.append(f"| {text} | {ratio3(r)} "
+        lines.append(f"| {text} | {ratio_text(r, 3)} "
                      f"| {'-' if med is None else f'{med:.2f}'} "
                      f"| {verdict(r, aim)} |")
     return lines
