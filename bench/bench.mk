@@ -29,7 +29,8 @@ BENCH_REPS       := 1
 endif
 # Seconds each of our cases alternates with its reference (codec_bench
 # --paired), the run that judges the aims, in BENCH_PAIRED_RUNS processes:
-# each has its own memory layout, which can slow either side down.
+# one process can come out apart from the others (its memory layout, or
+# the machine for its whole run).
 BENCH_PAIRED_SECONDS ?= 1
 BENCH_PAIRED_RUNS    ?= 3
 BENCH_PAIRED_GROUPS  ?= huffman,request,response

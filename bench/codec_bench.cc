@@ -1034,8 +1034,8 @@ int run_callgrind_driver(const std::string &filter, long iters)
 // (nginx -O2 for Huffman, nghttp2 for blocks) in slices of about 100 us,
 // thousands of times, the order flipped every pair.  Noise only adds time,
 // so each side's fastest slice is its speed on a quiet machine; the ratio
-// of the two, over a few processes (make bench-codec runs three: a
-// process's memory layout can slow one side down), is the verdict, and the
+// of the two, over a few processes (make bench-codec runs three: one
+// process can come out apart from the others), is the verdict, and the
 // median of the per-pair ratios is shown beside it.
 
 struct PairedResult {

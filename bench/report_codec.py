@@ -19,8 +19,8 @@ on a shared machine only adds time).  The aims are judged on the paired run
 slices for seconds, in a few processes, and the median over the processes
 of the ratio of the two fastest slices is the verdict, with the median of
 the per-pair ratios beside it; Google Benchmark's medians move by up to 20%
-between runs on this machine, those ratios by 1-5%, but for a process whose
-memory layout slows one side down.
+between runs on this machine, those ratios by 1-5%, but for the odd process
+that comes out apart from the others.
 Callgrind uses instructions (Ir) per operation, which do not depend on the
 machine's load.  --annotate adds, for every aim the instruction counts miss,
 callgrind_annotate's function list of our case and its hottest source lines
@@ -387,7 +387,7 @@ def median(values):
 def paired_report(paths):
     """The aims judged on codec_bench --paired's slices, one file per
     process: the median over processes of each pair's ratio of fastest
-    slices (a process's memory layout can favour either side)."""
+    slices (one process can come out apart from the others)."""
     docs = []
     for path in paths:
         with open(path) as f:
@@ -406,9 +406,10 @@ def paired_report(paths):
              f"flipped every pair, in {len(docs)} process(es).  A side's "
              f"fastest slice is its speed on a quiet machine; the ratio of "
              f"the two fastest decides, as the median over the processes "
-             f"(each has its own memory layout, which can favour either "
-             f"side: their range is shown).  The median of the per-pair "
-             f"ratios shows how the two sides fared under the same load.", "",
+             f"(one can come out apart from the others, for its memory "
+             f"layout or the machine's state: their range is shown).  The "
+             f"median of the per-pair ratios shows how the two sides fared "
+             f"under the same load.", "",
              f"Codec measured: commit+sources {first['codec']}, Huffman build "
              f"{first['huffman_isa']}.", "",
              "| case | against | slices | ours, fastest ns | theirs, "
