@@ -483,7 +483,6 @@ inline size_t hpack_decoder::decode_indexed_run(const uint8_t** pos, const uint8
     const auto t = table.view();
     // Dynamic indexes 62 .. 61 + count, below 127 (a longer integer).
     const uint32_t n_dynamic = t.count < 127 - 62 ? t.count : 127 - 62;
-    const uint64_t newest = t.next_id + 61;   // ring position + index
     size_t room = list_room;
     uint64_t n_static = 0;
     const uint8_t* const stop =
@@ -500,7 +499,7 @@ inline size_t hpack_decoder::decode_indexed_run(const uint8_t** pos, const uint8
             *field = s.field;
             ++n_static;
         } else if (index - (kStaticEntries + 1) < n_dynamic) {
-            auto& e = t.ring[(newest - index) & t.mask];
+            auto& e = t.by_index(index);
             n = size_t{e.name_len} + e.value_len;
             if (HPACK_UNLIKELY(__builtin_sub_overflow(room, n + HPACK_ENTRY_OVERHEAD, &left)))
                 break;

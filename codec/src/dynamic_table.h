@@ -80,12 +80,12 @@ public:
         Entry*         ring;
         uint64_t       mask;
         const uint8_t* arena;
-        uint64_t       next_id;
+        uint64_t       newest;   // next_id + 61: ring position + HPACK index
         uint32_t       count;
 
-        Entry& by_index(uint32_t index) const { return ring[(next_id - (index - 61)) & mask]; }
+        Entry& by_index(uint32_t index) const { return ring[(newest - index) & mask]; }
     };
-    View view() { return View{ring_, ring_mask_, arena_, next_id_, count()}; }
+    View view() { return View{ring_, ring_mask_, arena_, next_id_ + 61, count()}; }
 
     // HPACK index (62 = newest) <-> absolute id.
     uint64_t id_of_index(uint32_t index) const { return next_id_ - (index - 61); }
