@@ -25,6 +25,24 @@ int decode_hex(const char* wire, size_t settings = 4096, size_t max_field = 0,
     return rc;
 }
 
+// A literal with incremental indexing and a new name (shorter than 127
+// octets), both strings raw: the value's length is written by hand here
+// (RFC 7541 5.1, a 7-bit prefix), not by the codec under test.
+std::vector<uint8_t> incremental_literal(const std::string& name, const std::string& value) {
+    std::vector<uint8_t> b = {0x40, static_cast<uint8_t>(name.size())};
+    b.insert(b.end(), name.begin(), name.end());
+    if (value.size() < 127) {
+        b.push_back(static_cast<uint8_t>(value.size()));
+    } else {
+        b.push_back(0x7f);
+        size_t rest = value.size() - 127;
+        for (; rest >= 128; rest >>= 7) b.push_back(static_cast<uint8_t>(0x80 | (rest & 0x7f)));
+        b.push_back(static_cast<uint8_t>(rest));
+    }
+    b.insert(b.end(), value.begin(), value.end());
+    return b;
+}
+
 struct ErrorCase {
     const char* what;
     const char* wire;
@@ -156,16 +174,7 @@ TEST(DecoderLimits, FieldExactlyAtTheLimitPasses) {
 TEST(DecoderLimits, IndexedReferencesCountAgainstTheListLimit) {
     hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);
     hpack_decoder_set_limits(d, 8192, 16384);
-    std::string value(4000, 'x');
-    // Literal with incremental indexing, name "b", raw value of 4000 octets.
-    std::vector<uint8_t> insert = {0x40, 0x01, 'b', 0x7f};
-    uint32_t rest = 4000 - 127;
-    while (rest >= 128) {
-        insert.push_back(static_cast<uint8_t>(0x80 | (rest & 0x7f)));
-        rest >>= 7;
-    }
-    insert.push_back(static_cast<uint8_t>(rest));
-    insert.insert(insert.end(), value.begin(), value.end());
+    const std::vector<uint8_t> insert = incremental_literal("b", std::string(4000, 'x'));
     std::vector<Decoded> fields;
     ASSERT_EQ(decode(d, insert, &fields), HPACK_OK);
     std::vector<uint8_t> bomb(1000, 0xbe);
@@ -275,21 +284,7 @@ TEST(DecoderTable, ThousandsOfInsertionsWrapTheArena) {
     for (int i = 0; i < 5000; ++i) {
         std::string name = "n" + std::to_string(i % 97);
         std::string value(static_cast<size_t>(i % 300), static_cast<char>('a' + i % 26));
-        std::vector<uint8_t> block = {0x40, static_cast<uint8_t>(name.size())};
-        block.insert(block.end(), name.begin(), name.end());
-        uint8_t buf[8];
-        size_t n = 0;
-        uint32_t v = static_cast<uint32_t>(value.size());
-        if (v < 127) {
-            buf[n++] = static_cast<uint8_t>(v);
-        } else {
-            buf[n++] = 127;
-            v -= 127;
-            while (v >= 128) { buf[n++] = static_cast<uint8_t>(0x80 | (v & 0x7f)); v >>= 7; }
-            buf[n++] = static_cast<uint8_t>(v);
-        }
-        block.insert(block.end(), buf, buf + n);
-        block.insert(block.end(), value.begin(), value.end());
+        std::vector<uint8_t> block = incremental_literal(name, value);
         block.push_back(0xbe);  // and the entry just added
         std::vector<Decoded> fields;
         ASSERT_EQ(decode(d, block, &fields), HPACK_OK) << i;
@@ -439,21 +434,6 @@ TEST(DecoderBatch, ReportsFieldsBeforeAnErrorAndRejectsAnEmptyArray) {
 // up) and leave the run to the full path below that.
 TEST(DecoderLimits, IndexedFieldsOverTheFieldLimitAreRefused) {
     const std::string big(4064 - 3, 'v');   // name "x-a": an entry of 4096
-    auto literal = [](const std::string& name, const std::string& value) {
-        std::vector<uint8_t> b = {0x40, static_cast<uint8_t>(name.size())};
-        b.insert(b.end(), name.begin(), name.end());
-        if (value.size() < 127) {
-            b.push_back(static_cast<uint8_t>(value.size()));
-        } else {
-            b.push_back(0x7f);
-            for (size_t rest = value.size() - 127;; rest >>= 7) {
-                b.push_back(static_cast<uint8_t>(rest < 128 ? rest : 0x80 | (rest & 0x7f)));
-                if (rest < 128) break;
-            }
-        }
-        b.insert(b.end(), value.begin(), value.end());
-        return b;
-    };
     struct Case {
         size_t      limit;
         const char* block;
@@ -472,10 +452,10 @@ TEST(DecoderLimits, IndexedFieldsOverTheFieldLimitAreRefused) {
         {4064, "82bebf", HPACK_OK, 3},
     };
     // A decoder whose table holds the two small entries.
-    auto two_entries = [&literal](size_t limit) {
+    auto two_entries = [](size_t limit) {
         hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);
-        std::vector<uint8_t> inserts = literal("x-c", "01");
-        const std::vector<uint8_t> b = literal("x-b", "0123456789");
+        std::vector<uint8_t> inserts = incremental_literal("x-c", "01");
+        const std::vector<uint8_t> b = incremental_literal("x-b", "0123456789");
         inserts.insert(inserts.end(), b.begin(), b.end());
         std::vector<Decoded> fields;
         EXPECT_EQ(decode(d, inserts, &fields), HPACK_OK);
@@ -490,7 +470,7 @@ TEST(DecoderLimits, IndexedFieldsOverTheFieldLimitAreRefused) {
             hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);
             std::vector<Decoded> fields;
             size_t batches = 0;
-            ASSERT_EQ(decode(d, literal("x-a", big), &fields), HPACK_OK);
+            ASSERT_EQ(decode(d, incremental_literal("x-a", big), &fields), HPACK_OK);
             hpack_decoder_set_limits(d, limit, 0);
             fields.clear();
             const int rc = decode_batched(d, unhex("bebe"), max, &fields, &batches);
