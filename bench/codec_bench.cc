@@ -1041,6 +1041,7 @@ int run_callgrind_driver(const std::string &filter, long iters)
 struct PairedResult {
     std::string         ours, other;
     std::vector<double> a, b;   // ns per operation, one per slice
+    std::vector<double> q;      // a / b, one per pair
 };
 
 // Operations per slice of about target_ns, from a first timing.
@@ -1113,7 +1114,7 @@ int run_paired_driver(double seconds, const std::string &out_path,
             continue;
         }
         const long na = slice_ops(c, 100e3), nb = slice_ops(*ref, 100e3);
-        PairedResult r{c.name, ref->name, {}, {}};
+        PairedResult r{c.name, ref->name, {}, {}, {}};
         using clock = std::chrono::steady_clock;
         const auto end = clock::now() + std::chrono::duration<double>(seconds);
         for (bool flip = false; clock::now() < end || r.a.size() < 2; flip = !flip) {
@@ -1130,15 +1131,14 @@ int run_paired_driver(double seconds, const std::string &out_path,
                 v->after();
             }
         }
-        std::vector<double> q(r.a.size());
-        for (size_t i = 0; i < q.size(); i++) {
-            q[i] = r.a[i] / r.b[i];
+        for (size_t i = 0; i < r.a.size(); i++) {
+            r.q.push_back(r.a[i] / r.b[i]);
         }
         std::printf("paired: %-36s %-9s %6zu pairs  fastest %9.0f / %9.0f ns"
                     " = %.3f  median pair %.3f\n", c.name.c_str(),
-                    ref->name.substr(prefix.size()).c_str(), q.size(),
+                    ref->name.substr(prefix.size()).c_str(), r.q.size(),
                     quantile(r.a, 0), quantile(r.b, 0),
-                    quantile(r.a, 0) / quantile(r.b, 0), quantile(q, 0.5));
+                    quantile(r.a, 0) / quantile(r.b, 0), quantile(r.q, 0.5));
         results.push_back(std::move(r));
     }
     if (results.empty()) {
@@ -1156,19 +1156,15 @@ int run_paired_driver(double seconds, const std::string &out_path,
                  seconds);
     for (size_t i = 0; i < results.size(); i++) {
         const PairedResult &r = results[i];
-        std::vector<double> q(r.a.size());
-        for (size_t k = 0; k < q.size(); k++) {
-            q[k] = r.a[k] / r.b[k];
-        }
         std::fprintf(f, "    {\"ours\": \"%s\", \"other\": \"%s\", "
                      "\"slices\": %zu, \"ours_fastest_ns\": %.1f, "
                      "\"other_fastest_ns\": %.1f, \"ours_median_ns\": %.1f, "
                      "\"other_median_ns\": %.1f, \"pair_ratio_p10\": %.4f, "
                      "\"pair_ratio_median\": %.4f, \"pair_ratio_p90\": %.4f}%s\n",
                      json_escape(r.ours).c_str(), json_escape(r.other).c_str(),
-                     q.size(), quantile(r.a, 0), quantile(r.b, 0),
-                     quantile(r.a, 0.5), quantile(r.b, 0.5), quantile(q, 0.1),
-                     quantile(q, 0.5), quantile(q, 0.9),
+                     r.q.size(), quantile(r.a, 0), quantile(r.b, 0),
+                     quantile(r.a, 0.5), quantile(r.b, 0.5), quantile(r.q, 0.1),
+                     quantile(r.q, 0.5), quantile(r.q, 0.9),
                      i + 1 < results.size() ? "," : "");
     }
     std::fprintf(f, "  ]\n}\n");

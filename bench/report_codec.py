@@ -34,6 +34,7 @@ import glob
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 
@@ -378,12 +379,6 @@ def annotate(files, misses, lines):
             lines.append("```")
 
 
-def median(values):
-    v = sorted(values)
-    n = len(v)
-    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
-
-
 def paired_report(paths):
     """The aims judged on codec_bench --paired's slices, one file per
     process: the median over processes of each pair's ratio of fastest
@@ -420,8 +415,9 @@ def paired_report(paths):
     for name in order:
         ps = runs[name]
         ratios = [p["ours_fastest_ns"] / p["other_fastest_ns"] for p in ps]
-        r = median(ratios)
-        verdicts[name] = (r, median([p["pair_ratio_median"] for p in ps]))
+        r = statistics.median(ratios)
+        verdicts[name] = (r, statistics.median(p["pair_ratio_median"]
+                                               for p in ps))
         lines.append(
             f"| {name[:-5]} | {ps[0]['other'].rsplit('/', 1)[1]} "
             f"| {sum(p['slices'] for p in ps):,} "
