@@ -172,6 +172,7 @@ static ngx_int_t ngx_http_hpack_encode_headers(ngx_http_request_t *r,
 static ngx_int_t ngx_http_hpack_encode_trailers(ngx_http_request_t *r,
     u_char **start, u_char **end);
 static u_char *ngx_http_hpack_lowcase(u_char *dst, u_char *src, size_t len);
+static u_char *ngx_http_hpack_decimal(u_char *p, uint64_t n, size_t width);
 static ngx_int_t ngx_http_hpack_add_list(ngx_http_request_t *r,
     ngx_list_t *list, hpack_header_t *hs, ngx_uint_t *n);
 static ngx_int_t ngx_http_hpack_encode(ngx_http_request_t *r,
@@ -1020,7 +1021,12 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
 
     hd = hs;
 
-    p = ngx_pnalloc(r->pool, sizeof("418") - 1);
+    /*
+     * three digits as a rule ("%03ui"), but "error_page ... =code" takes
+     * any number
+     */
+
+    p = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
     if (p == NULL) {
         return NGX_ERROR;
     }
@@ -1028,7 +1034,7 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
     hd->name = (u_char *) ":status";
     hd->name_len = sizeof(":status") - 1;
     hd->value = p;
-    hd->value_len = ngx_sprintf(p, "%03ui", r->headers_out.status) - p;
+    hd->value_len = ngx_http_hpack_decimal(p, r->headers_out.status, 3) - p;
     hd++;
 
     if (r->headers_out.server == NULL) {
@@ -1112,7 +1118,8 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
         hd->name = (u_char *) "content-length";
         hd->name_len = sizeof("content-length") - 1;
         hd->value = p;
-        hd->value_len = ngx_sprintf(p, "%O", r->headers_out.content_length_n)
+        hd->value_len = ngx_http_hpack_decimal(p,
+                            (uint64_t) r->headers_out.content_length_n, 1)
                         - p;
         hd++;
     }
@@ -1332,6 +1339,38 @@ copy:
     return dst;
 }
 
+
+/*
+ * n in decimal, zero-padded to at least width digits: what ngx_sprintf()
+ * makes of "%03ui" and "%O" here, without its parsing of the format
+ */
+
+static u_char *
+ngx_http_hpack_decimal(u_char *p, uint64_t n, size_t width)
+{
+    size_t    len;
+    u_char   *q;
+    uint64_t  m;
+
+    len = 1;
+
+    for (m = n; m >= 10; m /= 10) {
+        len++;
+    }
+
+    if (len < width) {
+        len = width;
+    }
+
+    q = p + len;
+
+    do {
+        *--q = (u_char) ('0' + n % 10);
+        n /= 10;
+    } while (q != p);
+
+    return p + len;
+}
 
 
 static ngx_int_t
