@@ -1342,7 +1342,7 @@ copy:
 
 /*
  * n in decimal, zero-padded to at least width digits: what ngx_sprintf()
- * makes of "%03ui" and "%O" here, without its parsing of the format
+ * makes of "%03ui", "%O" and "%uL" here, without its parsing of the format
  */
 
 static u_char *
@@ -1553,7 +1553,7 @@ ngx_http_hpack_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v,
         return NGX_ERROR;
     }
 
-    v->len = ngx_sprintf(p, "%uL", value) - p;
+    v->len = ngx_http_hpack_decimal(p, value, 1) - p;
     v->valid = 1;
     v->no_cacheable = 1;
     v->not_found = 0;
