@@ -382,9 +382,11 @@ TEST_P(HuffmanEncode, BoundedStopsAtTheLimitAndStaysInTheOverrun) {
     }
 }
 
-// The encoder takes eight symbols at a time: one store when their codes
-// fit 57 bits, one per half when only the halves do, one per symbol for a
-// half over 57 bits.  Each kind of group after 0-3 ordinary ones, then every
+// The encoder takes eight symbols at a time, looked up by pairs: one store
+// when their codes fit 57 bits, one per half when only the halves do, one
+// per symbol for a half over 57 bits; a pair over 24 bits (a long pair)
+// makes the group join its codes octet by octet, then go on as above.
+// Each kind of group after 0-3 ordinary ones, then every
 // tail length that the last four-symbol group and the octet loop handle,
 // into an exact-size heap buffer and with the in-block overrun.
 TEST_P(HuffmanEncode, EveryGroupKindWithEveryTail) {
@@ -395,6 +397,10 @@ TEST_P(HuffmanEncode, EveryGroupKindWithEveryTail) {
         {"long first half", Bytes{1, 2, 3, 'a', 'b', 'c', 'd', 'e'}},
         {"long second half", Bytes{'a', 'b', 'c', 'd', 0x80, 0xff, 22, 'e'}},
         {"long halves", Bytes{1, 2, 3, 4, 5, 6, 7, 8}},
+        {"long pair, one store", bytes("$#aeiost")},         // 25 + 30 bits
+        {"long pair, second half", bytes("aeio$#st")},       // 20 + 35
+        {"long pair, halves", bytes("<`aeiost")},            // 40 + 20
+        {"long pair, long half", Bytes{'<', '`', 1, 2, 'a', 'e', 'i', 'o'}},
     };
     const Bytes tail_pool = {'e', '<', 0x80, 'a', '\\', 'Z', 0x16, '0', '~',
                              'x', 1, ' ', 'q', 0xfe, '{', 'i', 'o', '`',
@@ -419,6 +425,21 @@ TEST_P(HuffmanEncode, EveryGroupKindWithEveryTail) {
                     << kind.first << " after " << before << " tail " << tail;
             }
         }
+    }
+}
+
+// Every pair of octets the pair table holds, each at a pair's place in a
+// group (even offsets), then ordinary text so that none is in the tail.
+TEST_P(HuffmanEncode, EveryPairOfOctets) {
+    for (int a = 0; a < 256; ++a) {
+        Bytes in;
+        for (int b = 0; b < 256; ++b) {
+            in.push_back(static_cast<uint8_t>(a));
+            in.push_back(static_cast<uint8_t>(b));
+        }
+        const Bytes text = bytes("abcdefghijklmnopqrstuvwx");
+        in.insert(in.end(), text.begin(), text.end());
+        ASSERT_EQ(to_hex(encode(in)), to_hex(reference_encode(in))) << "first octet " << a;
     }
 }
 

@@ -1,8 +1,9 @@
 // HPACK Huffman code (RFC 7541 5.2, Appendix B).
 //
-// Encoding joins the codes of eight octets, as two chains of four off the
-// accumulator's dependency chain, and writes them with one 64-bit store
-// when they fit (two otherwise), while the output has room for whole words.
+// Encoding looks codes up two octets at a time (kPair, 256 KiB), joins
+// those of eight octets as two chains of four off the accumulator's
+// dependency chain, and writes them with one 64-bit store when they fit
+// (two otherwise), while the output has room for whole words.
 //
 // Decoding keeps a 64-bit window of the input, MSB first.  Its top 13 bits
 // index kDecode (32 KiB), whose entry holds the complete codes at the start
@@ -724,8 +725,59 @@ size_t huffman_encoded_length(const uint8_t* src, size_t n) {
 
 namespace {
 
-// The codes of s[0..4) joined, and their length in bits (at most 120).
+// Two octets at a time: kPair, indexed by the pair (the first octet in
+// bits 0-7 of the index), holds their codes joined (bits 8-31) and the
+// joined length (bits 0-7).  A pair whose codes exceed 24 bits (4% of
+// pairs of random printable text, hardly any of header text) has length
+// kPairLong and no code: a group that meets one is joined octet by octet.
+// 256 KiB, of which header text reads a few hundred lines; the price of
+// the size, measured with the table pushed out to L3 first, is in
+// DESIGN.md.
+constexpr unsigned kPairMaxBits = 24;
+constexpr unsigned kPairLong = 60;  // past 57: a group of any length fails
+                                    // the one-store test below
+
+struct PairTable {
+    uint32_t e[65536];
+};
+
+constexpr PairTable make_pair_table() {
+    PairTable t{};
+    for (unsigned a = 0; a < 256; ++a) {
+        for (unsigned b = 0; b < 256; ++b) {
+            const unsigned bits = kEncodeBits[a] + kEncodeBits[b];
+            const uint64_t code = (uint64_t{kEncodeCode[a]} << kEncodeBits[b]) | kEncodeCode[b];
+            t.e[a | b << 8] = bits <= kPairMaxBits
+                                  ? static_cast<uint32_t>(code << 8 | bits)
+                                  : kPairLong;
+        }
+    }
+    return t;
+}
+
+alignas(64) constexpr PairTable kPair = make_pair_table();
+
+HPACK_INLINE unsigned load16_le(const uint8_t* p) {
+    uint16_t v;
+    memcpy(&v, p, 2);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap16(v);
+#endif
+    return v;
+}
+
+// The codes of s[0..4) joined by pairs, and their length in bits: at most
+// 48, or kPairLong and more when a pair is long.
 HPACK_INLINE uint64_t join4(const uint8_t* s, unsigned& bits) {
+    const uint32_t e0 = kPair.e[load16_le(s)];
+    const uint32_t e1 = kPair.e[load16_le(s + 2)];
+    bits = (e0 + e1) & 0xff;
+    // x86 masks the shift count to 6 bits: e1 & 63 is e1's length.
+    return (uint64_t{e0 >> 8} << (e1 & 63)) | (e1 >> 8);
+}
+
+// The same octet by octet: any octets, at most 120 bits.
+HPACK_INLINE uint64_t join4_each(const uint8_t* s, unsigned& bits) {
     // One code after another, so that few values are live at a time.
     uint64_t c = kEnc.code[s[0]];
     unsigned n = kEnc.bits[s[0]];
@@ -751,21 +803,28 @@ HPACK_INLINE void encode_group4(EncodeState& st, const uint8_t* s) {
         put(st, c, bits);
 }
 
-// Eight symbols as two chains of four (their shifts do not wait on each
-// other), one store when the eight fit the accumulator: header values and
-// hex digits (5-6 bits a symbol) nearly always do, random printable text
-// (7.7 on average) often does not and takes two.
+// Eight symbols, one store when they fit the accumulator: header values
+// and hex digits (5-6 bits a symbol) nearly always do; random printable
+// text (7.7 on average) often does not and takes two.
 HPACK_INLINE void encode_group8(EncodeState& st, const uint8_t* s) {
     unsigned la, lb;
-    const uint64_t a = join4(s, la), b = join4(s + 4, lb);
-    if (HPACK_LIKELY(la + lb <= 57)) {
-        put(st, (a << lb) | b, la + lb);
-    } else if (HPACK_UNLIKELY(la > 57 || lb > 57)) {
-        encode_each(st, s, 8);
-    } else {
-        put(st, a, la);
-        put(st, b, lb);
+    uint64_t a = join4(s, la), b = join4(s + 4, lb);
+    if (HPACK_UNLIKELY(la + lb > 57)) {
+        if (la >= kPairLong || lb >= kPairLong) {
+            a = join4_each(s, la);
+            b = join4_each(s + 4, lb);
+        }
+        if (la + lb > 57) {
+            if (HPACK_UNLIKELY(la > 57 || lb > 57)) {
+                encode_each(st, s, 8);
+            } else {
+                put(st, a, la);
+                put(st, b, lb);
+            }
+            return;
+        }
     }
+    put(st, (a << lb) | b, la + lb);
 }
 
 // RFC 7541 5.2: pad with the most significant bits of EOS (all ones).
@@ -785,7 +844,18 @@ HPACK_INLINE size_t encode_body(const uint8_t* src, size_t n, uint8_t* dst) {
     // while 12 more symbols follow a group: their 60 bits or more keep
     // those octets inside the output.
     if (n >= 20) {
-        for (const uint8_t* const last = end - 20; s <= last; s += 8) encode_group8(st, s);
+        // Two groups a turn: 4 KiB of header values in 0.39 of nginx's
+        // time instead of 0.405, printable text 0.70 instead of 0.765.
+        if (n >= 28) {
+            for (const uint8_t* const last = end - 28; s <= last; s += 16) {
+                encode_group8(st, s);
+                encode_group8(st, s + 8);
+            }
+        }
+        if (end - s >= 20) {
+            encode_group8(st, s);
+            s += 8;
+        }
     }
     if (end - s >= 16) {
         encode_group4(st, s);
