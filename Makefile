@@ -45,6 +45,7 @@ help:
 	@echo "make bench-stock-cost  instructions/request: stock vs patched without module / hpack off"
 	@echo "make bench-codec   codec benchmark vs libnghttp2 and nginx (QUICK=1: smoke)"
 	@echo "make bench-codec-callgrind  instructions per operation, deterministic"
+	@echo "make bench-huffman-evicted  Huffman encode of one value, warm and with the tables in L3"
 	@echo "make interop-1.22  the interop suite against the nginx 1.22.1 builds"
 	@echo "make interop-asan  the interop suite against nginx + module + codec under ASan/UBSan/LSan"
 	@echo "make nginx-asan    build that sanitizer nginx (build/nginx-hpack-asan)"

@@ -61,7 +61,7 @@ BENCH_SHIM_HDRS  := $(wildcard bench/nginx_huff_shim/*.h)
 # libnghttp2 linked statically, like the codec: no PLT calls on either side.
 BENCH_LIBS       := -lbenchmark -Wl,-Bstatic -lnghttp2 -Wl,-Bdynamic -lpthread
 
-.PHONY: bench-codec bench-codec-callgrind
+.PHONY: bench-codec bench-codec-callgrind bench-huffman-evicted
 
 # Which codec was measured: the commit and a hash of the sources built.
 BENCH_CODEC_ID = $$(git rev-parse --short HEAD 2>/dev/null || echo none)+$$(cat \
@@ -119,3 +119,12 @@ bench-codec-callgrind: $(BENCH_BIN)
 	set -o pipefail; $(PYTHON) bench/report_codec.py --callgrind \
 	    $(BENCH_CG_DIR) --annotate --codec=$(BENCH_CODEC_ID) \
 	    | tee $(BENCH_DIR)/codec-callgrind.md
+
+# Huffman encode of single values with the tables out of L1/L2 (and warm).
+$(BENCH_DIR)/huffman_evicted: bench/huffman_evicted.cc codec/include/hpack.h $(CODEC_LIB)
+	@mkdir -p $(@D)
+	$(CXX) $(BENCH_CXXFLAGS) $< $(CODEC_LIB) -o $@
+
+bench-huffman-evicted: $(BENCH_DIR)/huffman_evicted
+	$(BENCH_DIR)/huffman_evicted 0
+	$(BENCH_DIR)/huffman_evicted 2048
