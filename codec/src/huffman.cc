@@ -772,7 +772,8 @@ HPACK_INLINE uint64_t join4(const uint8_t* s, unsigned& bits) {
     const uint32_t e0 = kPair.e[load16_le(s)];
     const uint32_t e1 = kPair.e[load16_le(s + 2)];
     bits = (e0 + e1) & 0xff;
-    // x86 masks the shift count to 6 bits: e1 & 63 is e1's length.
+    // e1 & 63 is e1's length (kPairLong at most); x86 shifts take their
+    // count modulo 64, so the AND costs no instruction.
     return (uint64_t{e0 >> 8} << (e1 & 63)) | (e1 >> 8);
 }
 
