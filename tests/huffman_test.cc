@@ -618,7 +618,7 @@ TEST_P(HuffmanDecode, HalvesThatNeverSynchroniseStillDecode) {
     // All '0' (00000): decoding from an octet that is not a multiple of 5
     // bits in finds symbol ends 3 bits off forever, so the second decoding
     // position never joins and the first decodes everything.
-    for (size_t n : {256, 400, 1001, 4096}) {
+    for (size_t n : {180, 256, 400, 1001, 4096}) {
         const Bytes in(n, '0');
         const Bytes coded = encode(in);
         const Decoded d = decode(coded);
@@ -646,6 +646,19 @@ TEST_P(HuffmanDecode, MisreadsFromTheSecondPositionAreNotErrors) {
             EXPECT_EQ(d.out, in);
         }
     }
+    // The same in strings of 117 to 120 coded octets, near the shortest
+    // that decode from two positions: 100 bits into the window.
+    for (size_t zeros : {110, 111, 112, 113, 114}) {
+        Bytes in(zeros, '0');
+        in.push_back('9');
+        in.push_back(0x16);
+        in.insert(in.end(), zeros - 40, '0');
+        const Bytes coded = encode(in);
+        ASSERT_GE(coded.size(), hpack::kHuffmanSplitMinOctets);
+        const Decoded d = decode(coded);
+        ASSERT_EQ(d.rc, static_cast<ptrdiff_t>(in.size())) << zeros;
+        EXPECT_EQ(d.out, in);
+    }
 }
 
 TEST_P(HuffmanDecode, LongCodesAtEveryPlaceOfBothPositions) {
@@ -658,7 +671,8 @@ TEST_P(HuffmanDecode, LongCodesAtEveryPlaceOfBothPositions) {
     static const std::string slows = "\x80\xfe\x01\x16";
     std::mt19937 rng(11);
     for (int rep = 0; rep < 600; ++rep) {
-        const size_t n = 320 + rng() % 900;
+        // From 90 octets (over 112 coded: long codes are 11 bits and more).
+        const size_t n = (rep % 3 == 1 ? 90 + rng() % 120 : 320 + rng() % 900);
         const unsigned long_in_16 = 1 + rep % 10;
         const unsigned slow_in_256 = rep % 3 == 0 ? 0 : 1 + rep % 4;
         Bytes in(n);
@@ -677,6 +691,38 @@ TEST_P(HuffmanDecode, LongCodesAtEveryPlaceOfBothPositions) {
         // Cut short inside the second half: the error the reference gives.
         const Bytes cut(coded.begin(), coded.end() - 1 - rng() % (coded.size() / 3));
         ASSERT_EQ(describe(decode(cut)), describe(reference_decode(cut))) << "rep " << rep;
+    }
+}
+
+TEST_P(HuffmanDecode, EveryLengthNearTheSecondPositionAgreesWithReference) {
+    // Every coded length from just below the shortest string decoded from
+    // two positions to 150 octets past it, of each kind: whole, cut short
+    // by one octet and with one bit flipped, each the reference's verdict.
+    std::mt19937 rng(13);
+    const size_t lo = hpack::kHuffmanSplitMinOctets - 3;
+    const size_t hi = hpack::kHuffmanSplitMinOctets + 150;
+    for (int kind = 0; kind < 5; ++kind) {
+        const Bytes text = random_string(rng, hi * 8 / 5, kind);
+        size_t last = 0;  // prefixes that add a coded octet
+        for (size_t n = 1; n <= text.size(); ++n) {
+            const Bytes in(text.begin(), text.begin() + n);
+            const Bytes coded = reference_encode(in);
+            if (coded.size() < lo || coded.size() == last)
+                continue;
+            if (coded.size() >= hi)
+                break;
+            last = coded.size();
+            const Decoded got = decode(coded);
+            ASSERT_EQ(got.rc, static_cast<ptrdiff_t>(n))
+                << "kind " << kind << " coded " << coded.size();
+            ASSERT_EQ(got.out, in) << "kind " << kind << " coded " << coded.size();
+            const Bytes cut(coded.begin(), coded.end() - 1);
+            ASSERT_EQ(describe(decode(cut)), describe(reference_decode(cut))) << to_hex(cut);
+            Bytes bad = coded;
+            bad[rng() % bad.size()] ^= static_cast<uint8_t>(1 << (rng() % 8));
+            ASSERT_EQ(describe(decode(bad)), describe(reference_decode(bad))) << to_hex(bad);
+        }
+        ASSERT_GE(last, hi - 4) << "kind " << kind << ": the text is too short";
     }
 }
 

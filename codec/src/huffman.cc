@@ -16,10 +16,10 @@
 //
 // Each lookup needs the bit count of the previous one, so one position runs
 // at the latency of a load and two shifts per lookup (about 7.5 cycles);
-// strings of kSplitMinOctets and more are decoded from two positions at
-// once (see decode_split()), which takes 4 KiB of header values from 2.2
+// strings of kSplitMinOctets (112) and more are decoded from two positions
+// at once (see decode_split()), which takes 4 KiB of header values from 2.2
 // to 1.2 ns per coded octet (fastest runs) on the 2-core EPYC this was
-// written on.
+// written on, and a 139-octet cookie from 300 to 252 ns.
 //
 // Strictness (RFC 7541 5.2) comes from reading the input as if it went on
 // with one bits: past the last symbol a valid string shows only ones, which
@@ -403,42 +403,39 @@ HPACK_INLINE ptrdiff_t decode_to_end(Stream s, const uint8_t* src, size_t n,
 // ------------------------------------------------- two positions at once
 //
 // A decodes from the start, B from the middle octet as if a code began
-// there.  B marks where its symbols end in its first kSyncBits bits; when
-// A, decoding on, ends a symbol where B did, every symbol B found from
+// there.  B records where its lookups end in its first kSyncBits bits;
+// when A, decoding on, ends a symbol where B did, every symbol B found from
 // there on is a true one (decoding from a symbol boundary does not depend
 // on what came before), and A's output is joined with B's.  Huffman codes
 // resynchronise within a few symbols: in 300 trials each on 4 KiB of header
 // values, hex digits and printable text, a 256-bit window always sufficed
 // (arbitrary octets: 299 of 300), where 64 bits failed 10-20% of the time
-// (30% on arbitrary octets).
+// (30% on arbitrary octets); on header values A meets B 0 to 122 bits past
+// the middle, 25 in the median of 35 strings.
 // When it does not, or B hits an error before A could vouch for it, A
-// decodes the rest itself.  Below about 200 coded octets the two serial
-// windows cost more than the overlap saves (measured from 92 to 331 coded
-// octets of header values: 11% slower at 186, 8% faster at 209, 20% at
-// 301).
+// decodes the rest itself.
+//
+// B's window runs beside A's groups (decode_head()), so the only serial
+// parts are A's search for the join and the ends.  Slices of header values
+// (fastest of 3 runs, one position / two): 108 coded octets 240 / 231 ns,
+// 124: 276 / 245, 139: 300 / 252, 170: 371 / 292, 245: 521 / 388; from 78
+// to 92 octets the two cost the same.  (With B's window decoded first, one
+// lookup at a time, two positions paid only from about 200 octets.)
 
-constexpr size_t kSplitMinOctets = 208;
+constexpr size_t kSplitMinOctets = kHuffmanSplitMinOctets;
 constexpr int64_t kSyncBits = 256;
-constexpr int kSyncWords = kSyncBits / 64;
 
-HPACK_INLINE void mark(uint64_t* marks, int64_t k) {
-    if (static_cast<uint64_t>(k) < kSyncBits)
-        marks[k >> 6] |= uint64_t{1} << (k & 63);
-}
+// Where B's lookups ended in its first kSyncBits bits (and the group that
+// crosses them): at[k] is 1 + the symbols B decoded before bit k of its
+// part when a lookup of B ended there, else 0.  A byte per bit position, so
+// that B records a lookup with one store and no read.
+constexpr int64_t kRecBits = kSyncBits + 4 * kDecodeMaxConsumed;
+struct Record {
+    uint8_t at[kRecBits];
+};
 
-HPACK_INLINE bool marked(const uint64_t* marks, int64_t k) {
-    return static_cast<uint64_t>(k) < kSyncBits
-           && ((marks[k >> 6] >> (k & 63)) & 1) != 0;
-}
-
-// The number of B's symbols that end at or before bit k of the window.
-inline size_t symbols_upto(const uint64_t* marks, int64_t k) {
-    size_t c = 0;
-    for (int64_t j = 0; j < (k >> 6); ++j)
-        c += static_cast<size_t>(__builtin_popcountll(marks[j]));
-    c += static_cast<size_t>(
-        __builtin_popcountll(marks[k >> 6] << (63 - (k & 63))));
-    return c - 1;  // bit 0 is B's start, not a symbol end
+HPACK_INLINE size_t recorded(const Record& r, int64_t k) {
+    return static_cast<uint64_t>(k) < static_cast<uint64_t>(kRecBits) ? r.at[k] : 0;
 }
 
 // The bits of the first symbol of an entry with symbols; after a link,
@@ -560,9 +557,109 @@ __attribute__((noinline)) HPACK_TARGET_BMI2 Pair decode_pair_bmi2(
 }
 #endif
 
+// A group of B's first window: group_of() that also records where each
+// lookup ended (rec points at the group's first bit, `count` is 1 + the
+// symbols before it).  A lookup that ends inside a long code, after a
+// link, is recorded too: it ends after eight one bits, where no true
+// symbol ends (below), so A never joins there.
+constexpr bool no_code_ends_with_eight_ones() {
+    for (size_t c = 0; c < 256; ++c) {
+        const unsigned tail = kEncodeBits[c] < 8 ? kEncodeBits[c] : 8;
+        const uint32_t ones = (uint32_t{1} << tail) - 1;
+        if ((kEncodeCode[c] & ones) == ones)  // the last 8 bits, or all
+            return false;
+    }
+    return true;
+}
+static_assert(kDecodeLinkConsumed == 8 && no_code_ends_with_eight_ones(),
+              "the eight bits before a symbol end hold a zero");
+
+HPACK_INLINE bool group_step_rec(uint64_t& buf, unsigned& shift, unsigned& sum, uint64_t& out,
+                                 uint8_t* rec, unsigned count) {
+    if (!group_step(buf, shift, sum, out))
+        return false;
+    rec[sum & 63] = static_cast<uint8_t>(count + (sum >> 6));
+    return true;
+}
+
+HPACK_INLINE unsigned lean_group_rec(Lean& s, Record& r, int64_t rel, unsigned count) {
+    refill_from(s.buf, s.avail, s.p, load64_be(s.p));
+    unsigned shift = kDecodeRootShift, sum = 0;
+    uint64_t out = 0;
+    uint8_t* const rec = r.at + rel;
+    const bool ok = group_step_rec(s.buf, shift, sum, out, rec, count)
+                    && group_step_rec(s.buf, shift, sum, out, rec, count)
+                    && group_step_rec(s.buf, shift, sum, out, rec, count)
+                    && group_step_rec(s.buf, shift, sum, out, rec, count);
+    store64_le(s.d, out);
+    s.d += sum >> 6;
+    s.avail -= sum & 63;
+    if (ok && HPACK_UNLIKELY(shift != kDecodeRootShift)) {
+        unlink(s.buf, s.avail);
+        shift = kDecodeRootShift;
+    }
+    return shift;
+}
+
+// B's first kSyncBits bits, recorded, into `head`, beside A's groups (as
+// decode_pair_body(), whose lean positions it shares): B stops at bit
+// hb + kSyncBits or later, or where either stopped at a slow entry (slow
+// set as there), or where B came within 8 octets of b_end (slow 0 and B
+// short of the window: the caller gives the split up).
+HPACK_INLINE Pair decode_head_body(Pair p, const uint8_t* src, size_t a_end, size_t b_end,
+                                   int64_t hb, Record* r, const uint8_t* head) {
+    if (p.a.shift != kDecodeRootShift)
+        unlink(p.a.buf, p.a.avail);
+    if (p.b.shift != kDecodeRootShift)
+        unlink(p.b.buf, p.b.avail);
+    Lean a{p.a.buf, src + p.a.i, p.a.d, p.a.avail};
+    Lean b{p.b.buf, src + p.b.i, p.b.d, p.b.avail};
+    unsigned a_shift = kDecodeRootShift, b_shift = kDecodeRootShift, slow = 0;
+    const uint8_t* const a_last = src + a_end - 8;
+    const uint8_t* const b_last = src + b_end - 8;
+    for (;;) {
+        const int64_t rel = static_cast<int64_t>(b.p - src) * 8 - b.avail - hb;
+        if (rel >= kSyncBits || b.p > b_last)
+            break;
+        if (a.p <= a_last) {
+            a_shift = lean_group(a);
+            if (HPACK_UNLIKELY(a_shift != kDecodeRootShift)) {
+                slow = 1;
+                break;
+            }
+        }
+        b_shift = lean_group_rec(b, *r, rel, static_cast<unsigned>(b.d - head) + 1);
+        if (HPACK_UNLIKELY(b_shift != kDecodeRootShift)) {
+            slow = 2;
+            break;
+        }
+    }
+    p.a = {a.buf, static_cast<size_t>(a.p - src), a.d, a.avail, a_shift};
+    p.b = {b.buf, static_cast<size_t>(b.p - src), b.d, b.avail, b_shift};
+    p.slow = slow;
+    return p;
+}
+
+using HeadFn = Pair (*)(Pair, const uint8_t*, size_t, size_t, int64_t, Record*,
+                        const uint8_t*);
+
+__attribute__((noinline)) Pair decode_head_generic(Pair p, const uint8_t* src, size_t a_end,
+                                                   size_t b_end, int64_t hb, Record* r,
+                                                   const uint8_t* head) {
+    return decode_head_body(p, src, a_end, b_end, hb, r, head);
+}
+
+#if HPACK_HUFFMAN_BMI2
+__attribute__((noinline)) HPACK_TARGET_BMI2 Pair decode_head_bmi2(
+    Pair p, const uint8_t* src, size_t a_end, size_t b_end, int64_t hb, Record* r,
+    const uint8_t* head) {
+    return decode_head_body(p, src, a_end, b_end, hb, r, head);
+}
+#endif
+
 // Returns false, with `a` where A stopped, when A is to decode the rest
 // alone; true with *result set otherwise.
-template <PairFn decode_pair>
+template <HeadFn decode_head, PairFn decode_pair>
 HPACK_INLINE bool decode_split(Stream& a, const uint8_t* src, size_t n,
                                uint8_t* dst, ptrdiff_t* result) {
     const size_t h = n / 2;
@@ -578,31 +675,38 @@ HPACK_INLINE bool decode_split(Stream& a, const uint8_t* src, size_t n,
     if (a_room + b_room > huffman_decode_capacity(n))
         return false;
 
-    // B's first kSyncBits bits, one lookup at a time, into `head`.
-    uint64_t marks[kSyncWords] = {1};
-    uint8_t head[kSyncBits / 5 + 16];
+    // B's first kSyncBits bits into `head`, recorded, beside A's groups.
+    Record rec;
+    memset(rec.at, 0, sizeof rec.at);
+    rec.at[0] = 1;  // B's start: A may end a symbol right there
+    uint8_t head[(kRecBits + 7) / 5 + 16];
     Stream b{0, h, head, 0, kDecodeRootShift};
     for (;;) {
-        const int64_t rel = bit_position(b) - hb;
-        if (rel >= kSyncBits)
+        const Pair p = decode_head({a, b, 0}, src, h, n, hb, &rec, head);
+        a = p.a;
+        b = p.b;
+        if (p.slow == 0) {
+            if (bit_position(b) - hb < kSyncBits)
+                return false;  // too near the end (not for kSplitMinOctets)
             break;
-        refill(b, src, n);
-        const size_t index = b.buf >> b.shift;
-        const uint32_t e = kDecode.e[index];
-        if (e & kDecodeSlow) {
+        }
+        if (p.slow & 1) {
+            const SlowResult r = slow_symbol(a, src, n);
+            a = r.s;
+            if (r.rc != kMore) {
+                *result = r.rc == kEnd ? a.d - dst : r.rc;
+                return true;
+            }
+        }
+        if (p.slow & 2) {
             const SlowResult r = slow_symbol(b, src, n);
             if (r.rc != kMore)
                 return false;
             b = r.s;
-            mark(marks, bit_position(b) - hb);
-            continue;
+            const int64_t k = bit_position(b) - hb;
+            if (k < kRecBits)
+                rec.at[k] = static_cast<uint8_t>(b.d - head + 1);
         }
-        const unsigned bits = entry_bits(index);
-        if (bits >> 6) {
-            mark(marks, rel + first_symbol_bits(e, b.shift));
-            mark(marks, rel + (bits & 63));
-        }
-        apply(b, e, bits);
     }
     const size_t head_len = static_cast<size_t>(b.d - head);
     uint8_t* const b_base = dst + a_room;
@@ -630,7 +734,9 @@ HPACK_INLINE bool decode_split(Stream& a, const uint8_t* src, size_t n,
             b = r.s;
         }
     }
-    while (a.i + 8 <= h) {
+    // A's groups up to the last one that cannot end a symbol past the
+    // middle: the search below goes one lookup at a time.
+    while (bit_position(a) + 4 * kDecodeMaxConsumed < hb && a.i + 8 <= n) {
         refill_fast(a, src);
         if (group_steps(a))
             continue;
@@ -643,9 +749,8 @@ HPACK_INLINE bool decode_split(Stream& a, const uint8_t* src, size_t n,
     }
 
     // A through the window, one lookup at a time, looking for a symbol end
-    // that B marked.
-    size_t a_len;
-    int64_t k;
+    // where a lookup of B ended: from there on B decodes what A would.
+    size_t a_len, o;
     for (;;) {
         const int64_t rel = bit_position(a) - hb;
         if (rel >= kSyncBits)
@@ -660,8 +765,7 @@ HPACK_INLINE bool decode_split(Stream& a, const uint8_t* src, size_t n,
                 *result = r.rc == kEnd ? a.d - dst : r.rc;
                 return true;
             }
-            k = bit_position(a) - hb;
-            if (marked(marks, k)) {
+            if ((o = recorded(rec, bit_position(a) - hb)) != 0) {
                 a_len = static_cast<size_t>(a.d - dst);
                 break;
             }
@@ -672,13 +776,11 @@ HPACK_INLINE bool decode_split(Stream& a, const uint8_t* src, size_t n,
         const unsigned shift = a.shift;
         apply(a, e, bits);
         if (bits >> 6) {
-            k = rel + first_symbol_bits(e, shift);
-            if (marked(marks, k)) {
+            if ((o = recorded(rec, rel + first_symbol_bits(e, shift))) != 0) {
                 a_len = d0 + 1;
                 break;
             }
-            k = rel + (bits & 63);
-            if (marked(marks, k)) {
+            if ((o = recorded(rec, rel + (bits & 63))) != 0) {
                 a_len = static_cast<size_t>(a.d - dst);
                 break;
             }
@@ -694,7 +796,7 @@ HPACK_INLINE bool decode_split(Stream& a, const uint8_t* src, size_t n,
     // The joined output: A's symbols, B's head from the join, B's rest.
     // B's rest moves first: its new place may overlap where it is, and the
     // head goes below it.
-    const size_t o = symbols_upto(marks, k);
+    --o;  // recorded 1 + B's symbols before the join
     memmove(dst + a_len + (head_len - o), b_base, static_cast<size_t>(b_len));
     memcpy(dst + a_len, head + o, head_len - o);
     *result = static_cast<ptrdiff_t>(a_len + (head_len - o)) + b_len;
@@ -896,12 +998,12 @@ HPACK_INLINE size_t encode_bounded_body(const uint8_t* src, size_t n, uint8_t* d
     return h < limit ? h : limit;
 }
 
-template <PairFn decode_pair>
+template <HeadFn decode_head, PairFn decode_pair>
 HPACK_INLINE ptrdiff_t decode_body(const uint8_t* src, size_t n, uint8_t* dst) {
     Stream a{0, 0, dst, 0, kDecodeRootShift};
     if (n >= kSplitMinOctets) {
         ptrdiff_t result;
-        if (decode_split<decode_pair>(a, src, n, dst, &result))
+        if (decode_split<decode_head, decode_pair>(a, src, n, dst, &result))
             return result;
     }
     return decode_to_end(a, src, n, dst);
@@ -928,7 +1030,7 @@ __attribute__((noinline)) size_t encode_bounded_generic(const uint8_t* src, size
 
 __attribute__((noinline)) ptrdiff_t decode_generic(const uint8_t* src, size_t n,
                                                    uint8_t* dst) {
-    return decode_body<decode_pair_generic>(src, n, dst);
+    return decode_body<decode_head_generic, decode_pair_generic>(src, n, dst);
 }
 
 #if HPACK_HUFFMAN_BMI2
@@ -944,7 +1046,7 @@ __attribute__((noinline)) HPACK_TARGET_BMI2 size_t encode_bounded_bmi2(
 
 __attribute__((noinline)) HPACK_TARGET_BMI2 ptrdiff_t decode_bmi2(const uint8_t* src,
                                                                   size_t n, uint8_t* dst) {
-    return decode_body<decode_pair_bmi2>(src, n, dst);
+    return decode_body<decode_head_bmi2, decode_pair_bmi2>(src, n, dst);
 }
 
 bool cpu_has_bmi2() {

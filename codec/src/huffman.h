@@ -30,6 +30,10 @@ size_t huffman_encode_bounded(const uint8_t* src, size_t n, uint8_t* dst, size_t
 // huffman.cc): the capacity below covers both.
 constexpr size_t kHuffmanDecodeSlack = 16;
 
+// Strings of this many coded octets and more decode from two positions
+// (huffman.cc says why from here).
+constexpr size_t kHuffmanSplitMinOctets = 112;
+
 // The shortest code is 5 bits, so n octets decode to at most n * 8 / 5.
 inline size_t huffman_decode_capacity(size_t n) {
     return n * 8 / 5 + kHuffmanDecodeSlack;
