@@ -979,19 +979,42 @@ HPACK_INLINE size_t encode_body(const uint8_t* src, size_t n, uint8_t* dst) {
 
 HPACK_INLINE size_t encode_bounded_body(const uint8_t* src, size_t n, uint8_t* dst,
                                         size_t limit) {
-    // A group starts below dst + limit and writes at most 30 octets of
-    // code plus a store's 8 (encode_group8()); the last 0..7 octets less.
-    static_assert(kHuffmanBoundedOverrun >= (7 + 8 * 30) / 8 + 8, "one group past limit");
+    // Two groups start below dst + limit and write at most 60 octets of
+    // code plus a store's 8 (encode_group8()); the last 0..15 octets less.
+    // Two a turn, as in encode_body(): the cold request's ten strings (56
+    // octets on average) 10,002 -> 9,751 instructions with the tail below.
+    static_assert(kHuffmanBoundedOverrun >= (7 + 16 * 30) / 8 + 8, "two groups past limit");
     EncodeState st{0, dst, 0};
     const uint8_t* s = src;
     const uint8_t* const end = src + n;
     uint8_t* const stop = dst + limit;
-    for (; end - s >= 8 && st.d < stop; s += 8)
+    for (; end - s >= 16 && st.d < stop; s += 16) {
         encode_group8(st, s);
+        encode_group8(st, s + 8);
+    }
+    if (end - s >= 8 && st.d < stop) {
+        encode_group8(st, s);
+        s += 8;
+    }
     if (st.d >= stop) return limit;
     if (end - s >= 4) {
         encode_group4(st, s);
         s += 4;
+    }
+    // The last 0..3 octets with one store: a pair and an octet join to 54
+    // bits at most.
+    if (end - s >= 2) {
+        const uint32_t e = kPair.e[load16_le(s)];
+        if (HPACK_LIKELY((e & 0xff) <= kPairMaxBits)) {
+            uint64_t code = e >> 8;
+            unsigned bits = e & 0xff;
+            if (end - s == 3) {
+                code = (code << kEnc.bits[s[2]]) | kEnc.code[s[2]];
+                bits += kEnc.bits[s[2]];
+            }
+            put(st, code, bits);
+            s = end;
+        }
     }
     for (; s < end; ++s) put(st, kEnc.code[*s], kEnc.bits[*s]);
     const size_t h = static_cast<size_t>(encode_finish(st) - dst);

@@ -20,9 +20,9 @@ size_t huffman_encode(const uint8_t* src, size_t n, uint8_t* dst);
 // `limit` octets and returns `limit` (the caller wants the code only when
 // it is shorter than that).  Whole-word stores throughout, short strings
 // included: dst has kHuffmanBoundedOverrun writable octets past
-// dst + limit, which covers a group of 8 octets of 30-bit codes begun
-// below the limit and its last store.
-constexpr size_t kHuffmanBoundedOverrun = 40;
+// dst + limit, which covers two groups of 8 octets of 30-bit codes begun
+// below the limit and their last store.
+constexpr size_t kHuffmanBoundedOverrun = 72;
 size_t huffman_encode_bounded(const uint8_t* src, size_t n, uint8_t* dst, size_t limit);
 
 // The decoder writes whole words, up to 8 octets from its last symbol, and
