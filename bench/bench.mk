@@ -59,7 +59,15 @@ BENCH_NGX_OBJS   := $(BENCH_DIR)/ngx_http_huff_decode.o \
                     $(BENCH_DIR)/ngx_http_huff_encode_O1.o
 BENCH_SHIM_HDRS  := $(wildcard bench/nginx_huff_shim/*.h)
 # libnghttp2 linked statically, like the codec: no PLT calls on either side.
-BENCH_LIBS       := -lbenchmark -Wl,-Bstatic -lnghttp2 -Wl,-Bdynamic -lpthread
+# The references (nginx's functions, then all of libnghttp2) are linked
+# first, behind bench/refs_start.c (page-aligned), so that their code lies
+# at the same place in its pages whatever the codec and the benchmark's own
+# code: a change that moved nginx's decoder by 16 octets made it 5% faster,
+# and nghttp2's cold encode went from 1,770 to 1,940 ns, with the same
+# sources of both.
+BENCH_REFS       := $(BENCH_DIR)/refs_start.o $(BENCH_NGX_OBJS) \
+                    -Wl,-Bstatic,--whole-archive -lnghttp2 -Wl,--no-whole-archive,-Bdynamic
+BENCH_LIBS       := -lbenchmark -lpthread
 
 .PHONY: bench-codec bench-codec-callgrind bench-huffman-evicted
 
@@ -86,8 +94,12 @@ $(BENCH_DIR)/codec_bench.o: bench/codec_bench.cc codec/include/hpack.h codec/src
 	@mkdir -p $(@D)
 	$(CXX) $(BENCH_CXXFLAGS) -c $< -o $@
 
-$(BENCH_BIN): $(BENCH_DIR)/codec_bench.o $(BENCH_NGX_OBJS) $(CODEC_LIB)
-	$(CXX) $^ $(BENCH_LIBS) -o $@
+$(BENCH_DIR)/refs_start.o: bench/refs_start.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -c $< -o $@
+
+$(BENCH_BIN): $(BENCH_DIR)/refs_start.o $(BENCH_DIR)/codec_bench.o $(BENCH_NGX_OBJS) $(CODEC_LIB)
+	$(CXX) $(BENCH_REFS) $(BENCH_DIR)/codec_bench.o $(CODEC_LIB) $(BENCH_LIBS) -o $@
 
 bench-codec: $(BENCH_BIN)
 	$(BENCH_BIN) --benchmark_min_time=$(BENCH_MIN_TIME) \
