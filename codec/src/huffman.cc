@@ -501,6 +501,19 @@ HPACK_INLINE unsigned lean_group(Lean& s) {
     return shift;
 }
 
+// A position as the two-position loops keep it.  A stream that stopped
+// inside a long code, after a link, gives the link's bits back: the loops
+// start from the root.
+HPACK_INLINE Lean lean_of(Stream s, const uint8_t* src) {
+    if (s.shift != kDecodeRootShift)
+        unlink(s.buf, s.avail);
+    return {s.buf, src + s.i, s.d, s.avail};
+}
+
+HPACK_INLINE Stream stream_of(const Lean& l, const uint8_t* src, unsigned shift) {
+    return {l.buf, static_cast<size_t>(l.p - src), l.d, l.avail, shift};
+}
+
 // Groups of A (while it has 8 octets ahead before a_end) and of B (before
 // b_end) in turn: they do not depend on each other, so their lookups
 // overlap.  A group reads at most 7 octets ahead, so room / 7 + 1 groups
@@ -508,14 +521,7 @@ HPACK_INLINE unsigned lean_group(Lean& s) {
 // instruction set, below), so that the loop has the registers to itself.
 HPACK_INLINE Pair decode_pair_body(Pair p, const uint8_t* src, size_t a_end,
                                    size_t b_end) {
-    // B may come inside a long code, from its first window (one lookup at
-    // a time); A comes from the root, but the loop need not know that.
-    if (p.a.shift != kDecodeRootShift)
-        unlink(p.a.buf, p.a.avail);
-    if (p.b.shift != kDecodeRootShift)
-        unlink(p.b.buf, p.b.avail);
-    Lean a{p.a.buf, src + p.a.i, p.a.d, p.a.avail};
-    Lean b{p.b.buf, src + p.b.i, p.b.d, p.b.avail};
+    Lean a = lean_of(p.a, src), b = lean_of(p.b, src);
     unsigned a_shift = kDecodeRootShift, b_shift = kDecodeRootShift, slow = 0;
     for (;;) {
         const size_t ai = static_cast<size_t>(a.p - src) + 8;
@@ -537,10 +543,7 @@ HPACK_INLINE Pair decode_pair_body(Pair p, const uint8_t* src, size_t a_end,
         }
     }
 stop:
-    p.a = {a.buf, static_cast<size_t>(a.p - src), a.d, a.avail, a_shift};
-    p.b = {b.buf, static_cast<size_t>(b.p - src), b.d, b.avail, b_shift};
-    p.slow = slow;
-    return p;
+    return {stream_of(a, src, a_shift), stream_of(b, src, b_shift), slow};
 }
 
 using PairFn = Pair (*)(Pair, const uint8_t*, size_t, size_t);
@@ -608,12 +611,7 @@ HPACK_INLINE unsigned lean_group_rec(Lean& s, Record& r, int64_t rel, unsigned c
 // short of the window: the caller gives the split up).
 HPACK_INLINE Pair decode_head_body(Pair p, const uint8_t* src, size_t a_end, size_t b_end,
                                    int64_t hb, Record* r, const uint8_t* head) {
-    if (p.a.shift != kDecodeRootShift)
-        unlink(p.a.buf, p.a.avail);
-    if (p.b.shift != kDecodeRootShift)
-        unlink(p.b.buf, p.b.avail);
-    Lean a{p.a.buf, src + p.a.i, p.a.d, p.a.avail};
-    Lean b{p.b.buf, src + p.b.i, p.b.d, p.b.avail};
+    Lean a = lean_of(p.a, src), b = lean_of(p.b, src);
     unsigned a_shift = kDecodeRootShift, b_shift = kDecodeRootShift, slow = 0;
     const uint8_t* const a_last = src + a_end - 8;
     const uint8_t* const b_last = src + b_end - 8;
@@ -634,10 +632,7 @@ HPACK_INLINE Pair decode_head_body(Pair p, const uint8_t* src, size_t a_end, siz
             break;
         }
     }
-    p.a = {a.buf, static_cast<size_t>(a.p - src), a.d, a.avail, a_shift};
-    p.b = {b.buf, static_cast<size_t>(b.p - src), b.d, b.avail, b_shift};
-    p.slow = slow;
-    return p;
+    return {stream_of(a, src, a_shift), stream_of(b, src, b_shift), slow};
 }
 
 using HeadFn = Pair (*)(Pair, const uint8_t*, size_t, size_t, int64_t, Record*,
@@ -656,6 +651,31 @@ __attribute__((noinline)) HPACK_TARGET_BMI2 Pair decode_head_bmi2(
     return decode_head_body(p, src, a_end, b_end, hb, r, head);
 }
 #endif
+
+// The slow entry that stopped a two-position loop (slow: 1 A, 2 B, 0
+// none), decoded for the position that met it.  A's errors and its end
+// are the string's (kPairDone, *result set); B's are not known to be
+// (kPairGiveUp: A decodes the rest and finds out).
+enum PairStop { kPairOn, kPairDone, kPairGiveUp };
+
+HPACK_INLINE PairStop slow_stop(Pair& p, const uint8_t* src, size_t n, const uint8_t* dst,
+                                ptrdiff_t* result) {
+    if (p.slow & 1) {
+        const SlowResult r = slow_symbol(p.a, src, n);
+        p.a = r.s;
+        if (r.rc != kMore) {
+            *result = r.rc == kEnd ? p.a.d - dst : r.rc;
+            return kPairDone;
+        }
+    }
+    if (p.slow & 2) {
+        const SlowResult r = slow_symbol(p.b, src, n);
+        if (r.rc != kMore)
+            return kPairGiveUp;
+        p.b = r.s;
+    }
+    return kPairOn;
+}
 
 // Returns false, with `a` where A stopped, when A is to decode the rest
 // alone; true with *result set otherwise.
@@ -682,27 +702,18 @@ HPACK_INLINE bool decode_split(Stream& a, const uint8_t* src, size_t n,
     uint8_t head[(kRecBits + 7) / 5 + 16];
     Stream b{0, h, head, 0, kDecodeRootShift};
     for (;;) {
-        const Pair p = decode_head({a, b, 0}, src, h, n, hb, &rec, head);
+        Pair p = decode_head({a, b, 0}, src, h, n, hb, &rec, head);
+        const PairStop stop = slow_stop(p, src, n, dst, result);
         a = p.a;
         b = p.b;
+        if (stop != kPairOn)
+            return stop == kPairDone;
         if (p.slow == 0) {
             if (bit_position(b) - hb < kSyncBits)
                 return false;  // too near the end (not for kSplitMinOctets)
             break;
         }
-        if (p.slow & 1) {
-            const SlowResult r = slow_symbol(a, src, n);
-            a = r.s;
-            if (r.rc != kMore) {
-                *result = r.rc == kEnd ? a.d - dst : r.rc;
-                return true;
-            }
-        }
         if (p.slow & 2) {
-            const SlowResult r = slow_symbol(b, src, n);
-            if (r.rc != kMore)
-                return false;
-            b = r.s;
             const int64_t k = bit_position(b) - hb;
             if (k < kRecBits)
                 rec.at[k] = static_cast<uint8_t>(b.d - head + 1);
@@ -714,25 +725,14 @@ HPACK_INLINE bool decode_split(Stream& a, const uint8_t* src, size_t n,
 
     // Both positions: A up to the window, B towards the end.
     for (;;) {
-        const Pair p = decode_pair({a, b, 0}, src, h, n);
+        Pair p = decode_pair({a, b, 0}, src, h, n);
+        const PairStop stop = slow_stop(p, src, n, dst, result);
         a = p.a;
         b = p.b;
+        if (stop != kPairOn)
+            return stop == kPairDone;
         if (p.slow == 0)
             break;
-        if (p.slow & 1) {
-            const SlowResult r = slow_symbol(a, src, n);
-            a = r.s;
-            if (r.rc != kMore) {
-                *result = r.rc == kEnd ? a.d - dst : r.rc;
-                return true;
-            }
-        }
-        if (p.slow & 2) {
-            const SlowResult r = slow_symbol(b, src, n);
-            if (r.rc != kMore)
-                return false;  // A finds out whether the error is real
-            b = r.s;
-        }
     }
     // A's groups up to the last one that cannot end a symbol past the
     // middle: the search below goes one lookup at a time.
