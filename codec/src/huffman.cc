@@ -280,7 +280,16 @@ static_assert(3 * kDecodeMaxConsumed + (64 - kDecodeLinkShift) <= 56
                   && 4 * kDecodeMaxConsumed < 64,
               "one refill covers a group; the sums stay apart");
 
-HPACK_INLINE bool group_step(uint64_t& buf, unsigned& shift, unsigned& sum, uint64_t& out) {
+// What a group notes after each lookup, given the group's running sum:
+// nothing, except for the second decoding position's first window
+// (Recorder, below).
+struct NoRecord {
+    HPACK_INLINE void operator()(unsigned) const {}
+};
+
+template <typename OnLookup = NoRecord>
+HPACK_INLINE bool group_step(uint64_t& buf, unsigned& shift, unsigned& sum, uint64_t& out,
+                             const OnLookup& record = {}) {
     const size_t index = buf >> shift;
     const uint32_t e = kDecode.e[index];
     if (HPACK_UNLIKELY(e & kDecodeSlow))
@@ -292,16 +301,21 @@ HPACK_INLINE bool group_step(uint64_t& buf, unsigned& shift, unsigned& sum, uint
     buf <<= (bits & 63);
     sum += bits;
     shift = e >> 26;
+    record(sum);
     return true;
 }
 
 // The four lookups of a group after its refill, the store and the
 // settling: false at a slow entry (the state is the one before it).
-HPACK_INLINE bool group_of(uint64_t& buf, unsigned& shift, unsigned& avail, uint8_t*& d) {
+template <typename OnLookup = NoRecord>
+HPACK_INLINE bool group_of(uint64_t& buf, unsigned& shift, unsigned& avail, uint8_t*& d,
+                           const OnLookup& record = {}) {
     unsigned sum = 0;
     uint64_t out = 0;
-    const bool ok = group_step(buf, shift, sum, out) && group_step(buf, shift, sum, out)
-                    && group_step(buf, shift, sum, out) && group_step(buf, shift, sum, out);
+    const bool ok = group_step(buf, shift, sum, out, record)
+                    && group_step(buf, shift, sum, out, record)
+                    && group_step(buf, shift, sum, out, record)
+                    && group_step(buf, shift, sum, out, record);
     store64_le(d, out);
     d += sum >> 6;
     avail -= sum & 63;
@@ -491,10 +505,12 @@ HPACK_INLINE void unlink(uint64_t& buf, unsigned& avail) {
 // A refill and a group from the root (group_of()).  Returns the window
 // shift where it stopped: kDecodeRootShift after a whole group, a link's
 // before a slow entry (the state is the one before that entry).
-HPACK_INLINE unsigned lean_group(Lean& s) {
+template <typename OnLookup = NoRecord>
+HPACK_INLINE unsigned lean_group(Lean& s, const OnLookup& record = {}) {
     refill_from(s.buf, s.avail, s.p, load64_be(s.p));
     unsigned shift = kDecodeRootShift;
-    if (group_of(s.buf, shift, s.avail, s.d) && HPACK_UNLIKELY(shift != kDecodeRootShift)) {
+    if (group_of(s.buf, shift, s.avail, s.d, record)
+        && HPACK_UNLIKELY(shift != kDecodeRootShift)) {
         unlink(s.buf, s.avail);
         shift = kDecodeRootShift;
     }
@@ -560,11 +576,11 @@ __attribute__((noinline)) HPACK_TARGET_BMI2 Pair decode_pair_bmi2(
 }
 #endif
 
-// A group of B's first window: group_of() that also records where each
-// lookup ended (rec points at the group's first bit, `count` is 1 + the
-// symbols before it).  A lookup that ends inside a long code, after a
-// link, is recorded too: it ends after eight one bits, where no true
-// symbol ends (below), so A never joins there.
+// In B's first window, each lookup's end is recorded: `rec` points at
+// the group's first bit, `count` is 1 + the symbols before the group.  A
+// lookup that ends inside a long code, after a link, is recorded too: it
+// ends after eight one bits, where no true symbol ends (below), so A never
+// joins there.
 constexpr bool no_code_ends_with_eight_ones() {
     for (size_t c = 0; c < 256; ++c) {
         const unsigned tail = kEncodeBits[c] < 8 ? kEncodeBits[c] : 8;
@@ -577,32 +593,13 @@ constexpr bool no_code_ends_with_eight_ones() {
 static_assert(kDecodeLinkConsumed == 8 && no_code_ends_with_eight_ones(),
               "the eight bits before a symbol end hold a zero");
 
-HPACK_INLINE bool group_step_rec(uint64_t& buf, unsigned& shift, unsigned& sum, uint64_t& out,
-                                 uint8_t* rec, unsigned count) {
-    if (!group_step(buf, shift, sum, out))
-        return false;
-    rec[sum & 63] = static_cast<uint8_t>(count + (sum >> 6));
-    return true;
-}
-
-HPACK_INLINE unsigned lean_group_rec(Lean& s, Record& r, int64_t rel, unsigned count) {
-    refill_from(s.buf, s.avail, s.p, load64_be(s.p));
-    unsigned shift = kDecodeRootShift, sum = 0;
-    uint64_t out = 0;
-    uint8_t* const rec = r.at + rel;
-    const bool ok = group_step_rec(s.buf, shift, sum, out, rec, count)
-                    && group_step_rec(s.buf, shift, sum, out, rec, count)
-                    && group_step_rec(s.buf, shift, sum, out, rec, count)
-                    && group_step_rec(s.buf, shift, sum, out, rec, count);
-    store64_le(s.d, out);
-    s.d += sum >> 6;
-    s.avail -= sum & 63;
-    if (ok && HPACK_UNLIKELY(shift != kDecodeRootShift)) {
-        unlink(s.buf, s.avail);
-        shift = kDecodeRootShift;
+struct Recorder {
+    uint8_t* rec;
+    unsigned count;
+    HPACK_INLINE void operator()(unsigned sum) const {
+        rec[sum & 63] = static_cast<uint8_t>(count + (sum >> 6));
     }
-    return shift;
-}
+};
 
 // B's first kSyncBits bits, recorded, into `head`, beside A's groups (as
 // decode_pair_body(), whose lean positions it shares): B stops at bit
@@ -626,7 +623,7 @@ HPACK_INLINE Pair decode_head_body(Pair p, const uint8_t* src, size_t a_end, siz
                 break;
             }
         }
-        b_shift = lean_group_rec(b, *r, rel, static_cast<unsigned>(b.d - head) + 1);
+        b_shift = lean_group(b, Recorder{r->at + rel, static_cast<unsigned>(b.d - head) + 1});
         if (HPACK_UNLIKELY(b_shift != kDecodeRootShift)) {
             slow = 2;
             break;
