@@ -742,6 +742,69 @@ TEST_P(HuffmanDecode, NeverWritesPastCapacity) {
     }
 }
 
+TEST_P(HuffmanDecode, ManyStringsAtOnceAgreeWithReference) {
+    // huffman_decode_many(): batches of 1 to 16 strings of every kind
+    // (valid, cut short, one bit flipped, garbage, empty, long codes at
+    // the end), in the given order, reversed and longest first.  Each
+    // output has exactly huffman_decode_capacity() octets on the heap
+    // (an overrun is an AddressSanitizer error) and a guard after it.
+    std::mt19937 rng(17);
+    for (int batch = 0; batch < 400; ++batch) {
+        const size_t count = 1 + rng() % 16;
+        std::vector<Bytes> in(count);
+        for (Bytes& s : in) {
+            const size_t n = rng() % 4 == 0 ? rng() % 9 : rng() % (rng() % 2 ? 60 : 400);
+            s = reference_encode(random_string(rng, n, static_cast<int>(rng() % 5)));
+            switch (rng() % 6) {
+            case 0:
+                if (!s.empty()) s.pop_back();
+                break;
+            case 1:
+                if (!s.empty()) s[rng() % s.size()] ^= static_cast<uint8_t>(1 << (rng() % 8));
+                break;
+            case 2:
+                for (uint8_t& c : s) c = static_cast<uint8_t>(rng() | (rng() & rng()));
+                break;
+            case 3:
+                s.push_back(0xff);  // EOS or padding too long
+                break;
+            default:
+                break;
+            }
+        }
+        std::vector<std::unique_ptr<uint8_t[]>> exact(count);
+        std::vector<Bytes> guarded(count);
+        std::vector<hpack::HuffmanJob> jobs(count), jobs_guarded(count);
+        for (size_t k = 0; k < count; ++k) {
+            const size_t cap = hpack::huffman_decode_capacity(in[k].size());
+            exact[k].reset(new uint8_t[cap]);
+            guarded[k].assign(cap + kGuard, kGuardByte);
+            jobs[k] = {in[k].data(), in[k].size(), exact[k].get(), 1};
+            jobs_guarded[k] = {in[k].data(), in[k].size(), guarded[k].data(), 1};
+        }
+        std::vector<uint8_t> order(count);
+        for (size_t k = 0; k < count; ++k) order[k] = static_cast<uint8_t>(k);
+        if (batch % 3 == 1) std::reverse(order.begin(), order.end());
+        if (batch % 3 == 2)
+            std::stable_sort(order.begin(), order.end(),
+                             [&](uint8_t x, uint8_t y) { return in[x].size() > in[y].size(); });
+        hpack::huffman_decode_many(jobs.data(), order.data(), count);
+        hpack::huffman_decode_many(jobs_guarded.data(), order.data(), count);
+        for (size_t k = 0; k < count; ++k) {
+            const Decoded want = reference_decode(in[k]);
+            Decoded got{jobs[k].result, {}};
+            if (got.rc >= 0) got.out.assign(exact[k].get(), exact[k].get() + got.rc);
+            ASSERT_EQ(describe(got), describe(want))
+                << "batch " << batch << " string " << k << ": " << to_hex(in[k]);
+            ASSERT_EQ(jobs_guarded[k].result, jobs[k].result);
+            const size_t cap = hpack::huffman_decode_capacity(in[k].size());
+            for (size_t i = cap; i < guarded[k].size(); ++i)
+                ASSERT_EQ(guarded[k][i], kGuardByte)
+                    << "wrote at capacity + " << (i - cap) << " for " << to_hex(in[k]);
+        }
+    }
+}
+
 TEST_P(HuffmanDecode, PublicApiMatchesInternal) {
     const Bytes in = bytes("custom-value");
     Bytes coded(hpack_huffman_encoded_len(in.data(), in.size()));

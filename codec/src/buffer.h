@@ -25,13 +25,16 @@ public:
     size_t capacity() const { return cap_; }
 
     // Ensures capacity >= n.  keep: the first size() octets survive.
-    bool reserve(size_t n, bool keep) {
+    bool reserve(size_t n, bool keep) { return reserve_keeping(n, keep ? size_ : 0); }
+
+    // Ensures capacity >= n; the first `kept` octets survive.
+    bool reserve_keeping(size_t n, size_t kept) {
         if (n <= cap_) return true;
         size_t cap = cap_ ? cap_ : 256;
         while (cap < n) cap *= 2;
         uint8_t* p = static_cast<uint8_t*>(alloc_.alloc(cap));
         if (!p) return false;
-        if (keep && size_) memcpy(p, data_, size_);
+        if (kept) memcpy(p, data_, kept);
         alloc_.free(data_);
         data_ = p;
         cap_ = cap;

@@ -4,7 +4,9 @@
 // The common case is a whole block in one piece: fields are parsed in place,
 // raw strings point into the input, indexed fields into the table, and only
 // Huffman strings are decoded, into one scratch buffer sized once per field
-// from the coded lengths.  When a piece ends inside a representation, the
+// from the coded lengths.  A batch (hpack_decode_fields()) decodes the
+// Huffman strings of its fields together, two at a time, before parsing
+// them (predecode()).  When a piece ends inside a representation, the
 // rest of the piece is kept in a side buffer and parsing continues there
 // once the next piece is appended: the same parser serves both paths.
 
@@ -31,6 +33,17 @@ constexpr size_t kBatchScratch = 1024;
 
 constexpr int kBatchFull = 3;    // the field would move bytes that earlier
                                  // fields of the same batch point at
+
+// hpack_decode_fields() decodes the Huffman strings of the fields it is
+// about to parse before it parses them, two at a time (huffman_decode_many()):
+// up to kPreStrings strings of kPreMinOctets or more (shorter ones gain
+// nothing), whose outputs take at most kPreOctets.
+constexpr size_t kPreStrings = 16;
+constexpr size_t kPreOctets = 2048;
+constexpr size_t kPreFields = 64;  // representations looked at, at most
+constexpr size_t kPreMinOctets = 8;
+constexpr size_t kPreClasses = 12;  // lengths below 2^12 (kPreOctets)
+static_assert(kPreOctets * 5 / 8 < (size_t{1} << kPreClasses), "length classes");
 
 // Where a string literal lies in the input, before decoding.
 struct StringRef {
@@ -74,6 +87,20 @@ struct hpack_decoder {
     // memo of (live ids from batch_first_id on) may be reused.
     bool                                    batch_more = false;
     uint64_t                                batch_first_id = 0;
+    // Strings decoded ahead of their fields (predecode()), in the order they
+    // appear, their outputs in the first scratch_base octets of the
+    // scratch; pre_next is the next one parse() will meet.  pre_end is the
+    // end of the piece hpack_decode_fields() parses in place until a field
+    // has used it (nullptr: no decoding ahead), pre_fields the fields the
+    // call may still return.
+    hpack::HuffmanJob                       pre[hpack::kPreStrings];
+    uint32_t                                pre_at[hpack::kPreStrings];  // offsets:
+                                            // the scratch may move after
+    size_t                                  pre_count = 0;
+    size_t                                  pre_next = 0;
+    size_t                                  scratch_base = 0;
+    const uint8_t*                          pre_end = nullptr;
+    size_t                                  pre_fields = 0;
 
     size_t   settings_size = 0;     // our SETTINGS_HEADER_TABLE_SIZE
     size_t   max_field = SIZE_MAX;
@@ -92,7 +119,7 @@ struct hpack_decoder {
     __attribute__((noinline)) int decode_slow(const uint8_t** pos, const uint8_t* end,
                                               int last, hpack_field_t* field) {
         batch_more = false;
-        scratch_used = 0;
+        scratch_used = scratch_base;
         const int rc = decode_any(pos, end, last, field);
         fast = ready && !update_required && pending_pos >= pending.size();
         return rc;
@@ -101,6 +128,25 @@ struct hpack_decoder {
                    hpack_field_t* field);
     int parse(const uint8_t* p, const uint8_t* end, hpack_field_t* f,
               size_t* used);
+    void predecode(const uint8_t* p, const uint8_t* end);
+    void forget_predecoded() {
+        pre_count = pre_next = 0;
+        scratch_base = 0;
+        pre_end = nullptr;
+    }
+    // Whether the k-th string decoded ahead is the one at s.
+    bool predecoded(size_t k, const hpack::StringRef& s) const {
+        return k < pre_count && pre[k].src == s.data;
+    }
+    // Takes the next string decoded ahead (the one predecoded() matched).
+    int take_predecoded(const uint8_t** out, size_t* out_len) {
+        const ptrdiff_t n = pre[pre_next].result;
+        if (n < 0) return static_cast<int>(n);
+        *out = scratch.data() + pre_at[pre_next];
+        *out_len = static_cast<size_t>(n);
+        ++pre_next;
+        return HPACK_OK;
+    }
     inline int resolve(uint32_t index, hpack_field_t* f);
     inline int check_limits(size_t name_len, size_t value_len) const;
     __attribute__((always_inline)) inline size_t decode_indexed_run(
@@ -316,14 +362,26 @@ int hpack_decoder::parse(const uint8_t* p, const uint8_t* end,
     if (value.len > static_cast<size_t>(end - q)) return kIncomplete;
     q += value.len;
 
+    // The call's first Huffman string is decoded ahead with those after it
+    // (predecode()), while nothing points into the scratch yet.
+    if (HPACK_UNLIKELY(end == pre_end) && (name.huffman || value.huffman)) {
+        pre_end = nullptr;
+        if (scratch_used == 0) {
+            predecode(p, end);
+            scratch_used = scratch_base;
+        }
+    }
     // One scratch reservation for everything this field decodes or copies:
-    // the Huffman outputs, and a dynamic name that the insertion may evict.
-    // Within a batch the field goes after the earlier ones, and the batch
-    // ends when it would not fit: the buffer only grows between calls.
+    // the Huffman outputs that were not decoded ahead, and a dynamic name
+    // that the insertion may evict.  Within a batch the field goes after
+    // the earlier ones, and the batch ends when it would not fit: the
+    // buffer only grows before the call has returned anything in it.
     const bool copy_name = rep == HPACK_REP_INCREMENTAL && name_id != UINT64_MAX;
-    const size_t name_cap = index == 0 ? name.max_decoded()
+    const bool name_pre = index == 0 && predecoded(pre_next, name);
+    const bool value_pre = predecoded(pre_next + name_pre, value);
+    const size_t name_cap = index == 0 ? (name_pre ? 0 : name.max_decoded())
                             : copy_name ? f->name_len : 0;
-    const size_t need = name_cap + value.max_decoded();
+    const size_t need = name_cap + (value_pre ? 0 : value.max_decoded());
     if (batch_more) {
         if (need > scratch.capacity() - scratch_used) return kBatchFull;
         if (rep == HPACK_REP_INCREMENTAL) {
@@ -333,12 +391,19 @@ int hpack_decoder::parse(const uint8_t* p, const uint8_t* end,
                                      (value.huffman ? value.max_decoded() : value.len);
             if (!table.insert_moves_nothing(entry_max, batch_first_id)) return kBatchFull;
         }
-    } else if (!scratch.reserve(need < kBatchScratch ? kBatchScratch : need, false)) {
-        return HPACK_E_NOMEM;
+    } else {
+        // After the strings decoded ahead, which stay.
+        const size_t want = scratch_used + need;
+        if (!scratch.reserve_keeping(want < kBatchScratch ? kBatchScratch : want,
+                                     scratch_used))
+            return HPACK_E_NOMEM;
     }
     uint8_t* w = scratch.data() + scratch_used;
 
-    if (index == 0) {
+    if (name_pre) {
+        rc = take_predecoded(&f->name, &f->name_len);
+        if (rc != HPACK_OK) return rc;
+    } else if (index == 0) {
         rc = materialize(name, w, &f->name, &f->name_len);
         if (rc != HPACK_OK) return rc;
         if (name.huffman) w += f->name_len;
@@ -351,9 +416,14 @@ int hpack_decoder::parse(const uint8_t* p, const uint8_t* end,
             w += f->name_len;
         }
     }
-    rc = materialize(value, w, &f->value, &f->value_len);
-    if (rc != HPACK_OK) return rc;
-    if (value.huffman) w += f->value_len;
+    if (value_pre) {
+        rc = take_predecoded(&f->value, &f->value_len);
+        if (rc != HPACK_OK) return rc;
+    } else {
+        rc = materialize(value, w, &f->value, &f->value_len);
+        if (rc != HPACK_OK) return rc;
+        if (value.huffman) w += f->value_len;
+    }
     rc = check_limits(f->name_len, f->value_len);
     if (rc != HPACK_OK) return rc;
     scratch_used = static_cast<size_t>(w - scratch.data());
@@ -388,6 +458,91 @@ int hpack_decoder::parse(const uint8_t* p, const uint8_t* end,
     }
     *used = static_cast<size_t>(q - p);
     return HPACK_OK;
+}
+
+// Finds the Huffman strings of the representations at p (at most
+// pre_fields fields, as they lie in this piece) and decodes them two at a
+// time into the scratch, longest first, where parse() takes them: one
+// string decodes at the latency of a lookup after another (huffman.cc),
+// two overlap.  Only the layout is read here: whatever parse() would
+// reject, it still rejects, with the same error at the same field (a
+// string's decoding error included), and the strings after it were
+// decoded for nothing.  Bounded by kPreStrings, kPreOctets and kPreFields.
+void hpack_decoder::predecode(const uint8_t* p, const uint8_t* end) {
+    size_t count = 0, octets = 0;
+    size_t fields = pre_fields < kPreFields ? pre_fields : kPreFields;
+    uint8_t cls[kPreStrings];   // the power of two below its length
+    uint8_t per_class[kPreClasses] = {};
+    while (fields != 0 && p < end) {
+        const uint8_t b = *p;
+        if (b & 0x80) {                                // indexed
+            if (b != 0xff) {
+                ++p;
+            } else {
+                uint32_t index;
+                const int r = decode_integer(p, end, 7, &index);
+                if (r <= 0) break;
+                p += r;
+            }
+            --fields;
+            continue;
+        }
+        // A literal (a size update is only ever first, and ends the scan).
+        const uint8_t mask = (b & 0x40) ? 0x3f : (b & 0x20) ? 0 : 0x0f;
+        if (mask == 0) break;
+        uint32_t index = b & mask;
+        if (index == mask) {
+            const int r = decode_integer(p, end, mask == 0x3f ? 6 : 4, &index);
+            if (r <= 0) break;
+            p += r;
+        } else {
+            ++p;
+        }
+        --fields;
+        for (int k = index == 0 ? 0 : 1; k < 2; ++k) {  // the name, the value
+            if (p == end) goto done;
+            const uint8_t h = *p;
+            uint32_t len = h & 0x7f;
+            if (len == 0x7f) {
+                const int r = decode_integer(p, end, 7, &len);
+                if (r <= 0) goto done;
+                p += r;
+            } else {
+                ++p;
+            }
+            if (len > static_cast<size_t>(end - p)) goto done;
+            const uint8_t* const data = p;
+            p += len;
+            if (!(h & 0x80) || len < kPreMinOctets || len > max_string) continue;
+            const size_t cap = huffman_decode_capacity(len);
+            if (count == kPreStrings || octets + cap > kPreOctets) goto done;
+            pre[count] = {data, len, nullptr, 0};
+            pre_at[count] = static_cast<uint32_t>(octets);
+            cls[count] = static_cast<uint8_t>(31 - __builtin_clz(len));
+            ++per_class[cls[count]];
+            ++count;
+            octets += cap;
+        }
+    }
+done:
+    if (count < 2 || !scratch.reserve(octets > kBatchScratch ? octets : kBatchScratch, false))
+        return;
+    // Longest first, by the power of two below the length (a counting
+    // sort: a full one cost more than it saved), so that the lanes end
+    // close together.
+    uint8_t start[kPreClasses];
+    for (size_t c = kPreClasses, run = 0; c-- > 0;) {
+        start[c] = static_cast<uint8_t>(run);
+        run += per_class[c];
+    }
+    uint8_t order[kPreStrings];
+    for (size_t k = 0; k < count; ++k) {
+        pre[k].dst = scratch.data() + pre_at[k];
+        order[start[cls[k]]++] = static_cast<uint8_t>(k);
+    }
+    huffman_decode_many(pre, order, count);
+    pre_count = count;
+    scratch_base = octets;
 }
 
 // ----------------------------------------------------------------- C ABI
@@ -456,6 +611,7 @@ HPACK_API int hpack_decode_field(hpack_decoder_t* dec, const uint8_t** pos,
     if (HPACK_LIKELY(dec->fast && *pos < end && (**pos & 0x80) &&
                      dec->decode_indexed_run(pos, end, field, 1)))
         return HPACK_OK;
+    dec->forget_predecoded();
     return dec->decode_slow(pos, end, last, field);
 }
 
@@ -535,6 +691,8 @@ HPACK_API int hpack_decode_fields(hpack_decoder_t* dec, const uint8_t** pos,
                                   size_t max_fields, size_t* n_fields) {
     size_t n = 0;
     int rc = HPACK_E_ARGUMENT;
+    dec->forget_predecoded();
+    if (dec->fast) dec->pre_end = end;
     dec->scratch_used = 0;
     dec->batch_first_id = dec->table.first_id();
     if (max_fields != 0) {
@@ -559,6 +717,7 @@ HPACK_API int hpack_decode_fields(hpack_decoder_t* dec, const uint8_t** pos,
                     break;
                 }
             }
+            dec->pre_fields = max_fields - n;
             if (n == 0) {
                 rc = dec->decode_slow(pos, end, last, fields);
             } else {

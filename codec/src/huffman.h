@@ -45,6 +45,19 @@ inline size_t huffman_decode_capacity(size_t n) {
 // does not end in at most 7 one bits (RFC 7541 5.2).
 ptrdiff_t huffman_decode(const uint8_t* src, size_t n, uint8_t* dst);
 
+// Decodes each job's string as huffman_decode() does (result: what that
+// returns), two at a time: their lookups overlap, where one string runs
+// at the latency of one lookup after another.  The jobs are taken in the
+// given order (longest first is best); each dst has
+// huffman_decode_capacity(n) octets.
+struct HuffmanJob {
+    const uint8_t* src;
+    size_t         n;
+    uint8_t*       dst;
+    ptrdiff_t      result;
+};
+void huffman_decode_many(HuffmanJob* jobs, const uint8_t* order, size_t count);
+
 // The code above runs in one of two builds: generic x86-64 (or whatever the
 // target is), or with BMI2's shifts, chosen when the library is loaded if
 // the CPU has them.  Both give the same results; tests run both.
