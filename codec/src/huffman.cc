@@ -897,25 +897,21 @@ HPACK_INLINE void decode_many(HuffmanJob* jobs, const uint8_t* order, size_t cou
         const Pair p = decode_lanes({a, b, 0}, ja, jb);
         a = p.a;
         b = p.b;
-        if (p.slow == 1) {
-            if (!lane_stop(a, *ja))
-                continue;
-            if (next == count) {
-                jb->result = decode_to_end(b, jb->src, jb->n, jb->dst);
-                return;
-            }
-            ja = &jobs[order[next++]];
-            a = fresh_stream(*ja);
-        } else {
-            if (!lane_stop(b, *jb))
-                continue;
-            if (next == count) {
-                ja->result = decode_to_end(a, ja->src, ja->n, ja->dst);
-                return;
-            }
-            jb = &jobs[order[next++]];
-            b = fresh_stream(*jb);
+        // The lane that stopped goes on, or takes the next string; with
+        // none left, the other ends alone.
+        const bool in_a = p.slow == 1;
+        Stream& s = in_a ? a : b;
+        HuffmanJob*& j = in_a ? ja : jb;
+        if (!lane_stop(s, *j))
+            continue;
+        if (next == count) {
+            Stream& o = in_a ? b : a;
+            HuffmanJob* const k = in_a ? jb : ja;
+            k->result = decode_to_end(o, k->src, k->n, k->dst);
+            return;
         }
+        j = &jobs[order[next++]];
+        s = fresh_stream(*j);
     }
 }
 
