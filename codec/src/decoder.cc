@@ -12,6 +12,10 @@
 
 #include <string.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "api.h"
 #include "buffer.h"
 #include "dynamic_table.h"
@@ -132,7 +136,6 @@ struct hpack_decoder {
     void forget_predecoded() {
         pre_count = pre_next = 0;
         scratch_base = 0;
-        pre_end = nullptr;
     }
     // Whether the k-th string decoded ahead is the one at s.
     bool predecoded(size_t k, const hpack::StringRef& s) const {
@@ -363,10 +366,11 @@ int hpack_decoder::parse(const uint8_t* p, const uint8_t* end,
     q += value.len;
 
     // The call's first Huffman string is decoded ahead with those after it
-    // (predecode()), while nothing points into the scratch yet.
+    // (predecode()), while nothing points into the scratch yet, when there
+    // is room after it for another worth decoding beside it.
     if (HPACK_UNLIKELY(end == pre_end) && (name.huffman || value.huffman)) {
         pre_end = nullptr;
-        if (scratch_used == 0) {
+        if (scratch_used == 0 && static_cast<size_t>(end - q) >= 2 + kPreMinOctets) {
             predecode(p, end);
             scratch_used = scratch_base;
         }
@@ -477,13 +481,33 @@ void hpack_decoder::predecode(const uint8_t* p, const uint8_t* end) {
         const uint8_t b = *p;
         if (b & 0x80) {                                // indexed
             if (b != 0xff) {
-                ++p;
-            } else {
-                uint32_t index;
-                const int r = decode_integer(p, end, 7, &index);
-                if (r <= 0) break;
-                p += r;
+                // A run of one-octet references (a warm block is mostly
+                // that), 16 octets at a time where SSE2 is there.
+                const uint8_t* q = p + 1;
+#ifdef __SSE2__
+                const __m128i ones = _mm_set1_epi8(static_cast<char>(0xff));
+                while (end - q >= 16) {
+                    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
+                    const unsigned run = static_cast<unsigned>(_mm_movemask_epi8(v))
+                                         & ~static_cast<unsigned>(
+                                             _mm_movemask_epi8(_mm_cmpeq_epi8(v, ones)));
+                    if (run != 0xffff) {
+                        q += __builtin_ctz(~run);
+                        break;
+                    }
+                    q += 16;
+                }
+#endif
+                while (q < end && *q >= 0x80 && *q != 0xff) ++q;
+                const size_t n = static_cast<size_t>(q - p);
+                fields = n < fields ? fields - n : 0;
+                p = q;
+                continue;
             }
+            uint32_t index;
+            const int r = decode_integer(p, end, 7, &index);
+            if (r <= 0) break;
+            p += r;
             --fields;
             continue;
         }
@@ -611,7 +635,8 @@ HPACK_API int hpack_decode_field(hpack_decoder_t* dec, const uint8_t** pos,
     if (HPACK_LIKELY(dec->fast && *pos < end && (**pos & 0x80) &&
                      dec->decode_indexed_run(pos, end, field, 1)))
         return HPACK_OK;
-    dec->forget_predecoded();
+    dec->pre_end = nullptr;
+    if (dec->pre_count) dec->forget_predecoded();
     return dec->decode_slow(pos, end, last, field);
 }
 
@@ -691,8 +716,8 @@ HPACK_API int hpack_decode_fields(hpack_decoder_t* dec, const uint8_t** pos,
                                   size_t max_fields, size_t* n_fields) {
     size_t n = 0;
     int rc = HPACK_E_ARGUMENT;
-    dec->forget_predecoded();
-    if (dec->fast) dec->pre_end = end;
+    if (dec->pre_count) dec->forget_predecoded();
+    dec->pre_end = dec->fast ? end : nullptr;
     dec->scratch_used = 0;
     dec->batch_first_id = dec->table.first_id();
     if (max_fields != 0) {

@@ -831,21 +831,52 @@ HPACK_INLINE unsigned lane_group(Lean& s, intptr_t last, const HuffmanJob& j) {
                                 : load_tail(j.src, j.n, static_cast<size_t>(s.p - j.src)));
 }
 
-// Both lanes' groups in turn until one stops at a slow entry (slow 1: A,
-// 2: B), which every string's end is.
-HPACK_INLINE Pair decode_lanes_body(Pair p, const HuffmanJob* ja, const HuffmanJob* jb) {
+// The strings the lanes have yet to take.
+struct LaneQueue {
+    HuffmanJob*    jobs;
+    const uint8_t* order;
+    size_t         next, count;
+};
+
+HPACK_INLINE intptr_t lane_last(const HuffmanJob* j) {
+    return reinterpret_cast<intptr_t>(j->src) + static_cast<intptr_t>(j->n) - 8;
+}
+
+// A lane stopped at a slow entry.  When that is its string's end (the
+// entry's code starts fewer than 8 bits before it, as in decode_to_end())
+// and another string is left, the result is set and the lane takes that
+// string: true.  False for a long code, and for the last string's end
+// (lane_stop() below).
+HPACK_INLINE bool lane_next(Lean& s, HuffmanJob*& j, intptr_t& last, LaneQueue& q) {
+    const int64_t start = (last + 8 - reinterpret_cast<intptr_t>(s.p)) * 8 + s.avail
+                          + kDecodeLinkConsumed;
+    if (start >= 8 || q.next == q.count)
+        return false;
+    j->result = start < 0 ? ptrdiff_t{HPACK_E_HUFFMAN_PADDING} : s.d - j->dst;
+    j = &q.jobs[q.order[q.next++]];
+    s = {0, j->src, j->dst, 0};
+    last = lane_last(j);
+    return true;
+}
+
+// Both lanes' groups in turn, each taking the next string as its own ends,
+// until one stops at a slow entry that needs more (slow 1: A, 2: B).
+HPACK_INLINE Pair decode_lanes_body(Pair p, HuffmanJob*& ja, HuffmanJob*& jb, LaneQueue& q) {
     Lean a = lean_of(p.a, ja->src), b = lean_of(p.b, jb->src);
-    const intptr_t a_last = reinterpret_cast<intptr_t>(ja->src) + static_cast<intptr_t>(ja->n) - 8;
-    const intptr_t b_last = reinterpret_cast<intptr_t>(jb->src) + static_cast<intptr_t>(jb->n) - 8;
+    intptr_t a_last = lane_last(ja), b_last = lane_last(jb);
     unsigned a_shift, b_shift, slow;
     for (;;) {
         a_shift = lane_group(a, a_last, *ja);
         if (HPACK_UNLIKELY(a_shift != kDecodeRootShift)) {
+            if (lane_next(a, ja, a_last, q))
+                continue;
             slow = 1;
             break;
         }
         b_shift = lane_group(b, b_last, *jb);
         if (HPACK_UNLIKELY(b_shift != kDecodeRootShift)) {
+            if (lane_next(b, jb, b_last, q))
+                continue;
             a_shift = kDecodeRootShift;
             slow = 2;
             break;
@@ -855,17 +886,18 @@ HPACK_INLINE Pair decode_lanes_body(Pair p, const HuffmanJob* ja, const HuffmanJ
     return {stream_of(a, ja->src, a_shift), stream_of(b, jb->src, b_shift), slow};
 }
 
-using LanesFn = Pair (*)(Pair, const HuffmanJob*, const HuffmanJob*);
+using LanesFn = Pair (*)(Pair, HuffmanJob*&, HuffmanJob*&, LaneQueue&);
 
-__attribute__((noinline)) Pair decode_lanes_generic(Pair p, const HuffmanJob* ja,
-                                                    const HuffmanJob* jb) {
-    return decode_lanes_body(p, ja, jb);
+__attribute__((noinline)) Pair decode_lanes_generic(Pair p, HuffmanJob*& ja, HuffmanJob*& jb,
+                                                    LaneQueue& q) {
+    return decode_lanes_body(p, ja, jb, q);
 }
 
 #if HPACK_HUFFMAN_BMI2
-__attribute__((noinline)) HPACK_TARGET_BMI2 Pair decode_lanes_bmi2(Pair p, const HuffmanJob* ja,
-                                                                  const HuffmanJob* jb) {
-    return decode_lanes_body(p, ja, jb);
+__attribute__((noinline)) HPACK_TARGET_BMI2 Pair decode_lanes_bmi2(Pair p, HuffmanJob*& ja,
+                                                                  HuffmanJob*& jb,
+                                                                  LaneQueue& q) {
+    return decode_lanes_body(p, ja, jb, q);
 }
 #endif
 
@@ -891,26 +923,26 @@ template <LanesFn decode_lanes>
 HPACK_INLINE void decode_many(HuffmanJob* jobs, const uint8_t* order, size_t count) {
     HuffmanJob* ja = &jobs[order[0]];
     HuffmanJob* jb = &jobs[order[1]];
-    size_t next = 2;
+    LaneQueue q{jobs, order, 2, count};
     Stream a = fresh_stream(*ja), b = fresh_stream(*jb);
     for (;;) {
-        const Pair p = decode_lanes({a, b, 0}, ja, jb);
+        const Pair p = decode_lanes({a, b, 0}, ja, jb, q);
         a = p.a;
         b = p.b;
-        // The lane that stopped goes on, or takes the next string; with
-        // none left, the other ends alone.
+        // The lane that stopped goes on after a long code, or takes the
+        // next string; with none left, the other ends alone.
         const bool in_a = p.slow == 1;
         Stream& s = in_a ? a : b;
         HuffmanJob*& j = in_a ? ja : jb;
         if (!lane_stop(s, *j))
             continue;
-        if (next == count) {
+        if (q.next == count) {
             Stream& o = in_a ? b : a;
             HuffmanJob* const k = in_a ? jb : ja;
             k->result = decode_to_end(o, k->src, k->n, k->dst);
             return;
         }
-        j = &jobs[order[next++]];
+        j = &jobs[order[q.next++]];
         s = fresh_stream(*j);
     }
 }
