@@ -811,7 +811,8 @@ HPACK_INLINE bool decode_split(Stream& a, const uint8_t* src, size_t n,
 // Many strings, two at a time (huffman_decode_many()): two lanes take the
 // strings in the order given, and their groups alternate; a lane that ends
 // its string takes the next one, so the lanes share the work whatever the
-// lengths, and only the last string's rest runs alone.  A lane reads its
+// lengths, and only the last string's rest runs alone (a lane takes its
+// next string without leaving the loop, lane_next()).  A lane reads its
 // last octets as decode_to_end() does (load_tail(): ones past the end), so
 // its groups run on into the implied ones and stop at a slow entry there:
 // each string's end is judged as in decode_to_end(), and the other lane
@@ -1281,11 +1282,9 @@ ptrdiff_t huffman_decode(const uint8_t* src, size_t n, uint8_t* dst) {
 
 void huffman_decode_many(HuffmanJob* jobs, const uint8_t* order, size_t count) {
     if (count < 2) {
-        // One position: decode_split()'s room is huffman_decode_capacity().
         if (count == 1) {
             HuffmanJob& j = jobs[order[0]];
-            Stream s{0, 0, j.dst, 0, kDecodeRootShift};
-            j.result = decode_to_end(s, j.src, j.n, j.dst);
+            j.result = huffman_decode(j.src, j.n, j.dst);
         }
         return;
     }
