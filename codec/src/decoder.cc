@@ -123,7 +123,7 @@ struct hpack_decoder {
     __attribute__((noinline)) int decode_slow(const uint8_t** pos, const uint8_t* end,
                                               int last, hpack_field_t* field) {
         batch_more = false;
-        scratch_used = scratch_base;
+        scratch_used = 0;
         const int rc = decode_any(pos, end, last, field);
         fast = ready && !update_required && pending_pos >= pending.size();
         return rc;
@@ -512,37 +512,24 @@ void hpack_decoder::predecode(const uint8_t* p, const uint8_t* end) {
             continue;
         }
         // A literal (a size update is only ever first, and ends the scan).
-        const uint8_t mask = (b & 0x40) ? 0x3f : (b & 0x20) ? 0 : 0x0f;
-        if (mask == 0) break;
-        uint32_t index = b & mask;
-        if (index == mask) {
-            const int r = decode_integer(p, end, mask == 0x3f ? 6 : 4, &index);
-            if (r <= 0) break;
-            p += r;
-        } else {
-            ++p;
-        }
+        if ((b & 0xe0) == 0x20) break;
+        uint32_t index;
+        int r = decode_integer(p, end, (b & 0x40) ? 6 : 4, &index);
+        if (r <= 0) break;
+        p += r;
         --fields;
         for (int k = index == 0 ? 0 : 1; k < 2; ++k) {  // the name, the value
-            if (p == end) goto done;
-            const uint8_t h = *p;
-            uint32_t len = h & 0x7f;
-            if (len == 0x7f) {
-                const int r = decode_integer(p, end, 7, &len);
-                if (r <= 0) goto done;
-                p += r;
-            } else {
-                ++p;
-            }
-            if (len > static_cast<size_t>(end - p)) goto done;
-            const uint8_t* const data = p;
-            p += len;
-            if (!(h & 0x80) || len < kPreMinOctets || len > max_string) continue;
-            const size_t cap = huffman_decode_capacity(len);
+            StringRef str;
+            if (p == end || (r = read_string(p, end, &str)) <= 0) goto done;
+            p += r;
+            if (str.len > static_cast<size_t>(end - p)) goto done;
+            p += str.len;
+            if (!str.huffman || str.len < kPreMinOctets || str.len > max_string) continue;
+            const size_t cap = huffman_decode_capacity(str.len);
             if (count == kPreStrings || octets + cap > kPreOctets) goto done;
-            pre[count] = {data, len, nullptr, 0};
+            pre[count] = {str.data, str.len, nullptr, 0};
             pre_at[count] = static_cast<uint32_t>(octets);
-            cls[count] = static_cast<uint8_t>(31 - __builtin_clz(len));
+            cls[count] = static_cast<uint8_t>(31 - __builtin_clz(str.len));
             ++per_class[cls[count]];
             ++count;
             octets += cap;
