@@ -377,6 +377,40 @@ __attribute__((noinline)) SlowResult slow_symbol(Stream s, const uint8_t* src,
     }
 }
 
+// What a string decodes to when slow_symbol() ended it (kEnd: its length
+// from base) or failed it.
+HPACK_INLINE ptrdiff_t slow_result(const SlowResult& r, const uint8_t* base) {
+    return r.rc == kEnd ? r.s.d - base : r.rc;
+}
+
+// A slow entry, the link before it taken: when its code starts fewer than
+// 8 bits before the end of the input (start, in bits), the string ended
+// there, validly unless a code before took implied bits (start < 0):
+// decode_to_end() says why.
+HPACK_INLINE bool ends_at(int64_t start) { return start < 8; }
+
+HPACK_INLINE ptrdiff_t end_result(int64_t start, const uint8_t* d, const uint8_t* base) {
+    return start < 0 ? ptrdiff_t{HPACK_E_HUFFMAN_PADDING} : d - base;
+}
+
+// At a slow entry of s (the link before it taken): the string's end, or its
+// failure, with *result set (true); or a long code, decoded (false: the
+// string goes on).
+HPACK_INLINE bool at_slow_entry(Stream& s, const uint8_t* src, size_t n, const uint8_t* base,
+                                ptrdiff_t* result) {
+    const int64_t start = bits_left(s, n) + kDecodeLinkConsumed;
+    if (ends_at(start)) {
+        *result = end_result(start, s.d, base);
+        return true;
+    }
+    const SlowResult r = slow_symbol(s, src, n);
+    s = r.s;
+    if (r.rc == kMore)
+        return false;
+    *result = slow_result(r, base);
+    return true;
+}
+
 // Decodes from s to the end of the input, with the end-of-string checks.
 // Returns the output length from base, or an error.
 //
@@ -400,14 +434,9 @@ HPACK_INLINE ptrdiff_t decode_to_end(Stream s, const uint8_t* src, size_t n,
         }
         if (group_steps(s))
             continue;
-        // The link before the slow entry consumed the code's first bits.
-        const int64_t start = bits_left(s, n) + kDecodeLinkConsumed;
-        if (start < 8)
-            return start < 0 ? ptrdiff_t{HPACK_E_HUFFMAN_PADDING} : s.d - base;
-        const SlowResult r = slow_symbol(s, src, n);
-        s = r.s;
-        if (r.rc != kMore)
-            return r.rc == kEnd ? s.d - base : r.rc;
+        ptrdiff_t result;
+        if (at_slow_entry(s, src, n, base, &result))
+            return result;
     }
     // A code that took bits past the end: the leftover bits were not a
     // prefix of EOS.
@@ -669,7 +698,7 @@ HPACK_INLINE PairStop slow_stop(Pair& p, const uint8_t* src, size_t n, const uin
         const SlowResult r = slow_symbol(p.a, src, n);
         p.a = r.s;
         if (r.rc != kMore) {
-            *result = r.rc == kEnd ? p.a.d - dst : r.rc;
+            *result = slow_result(r, dst);
             return kPairDone;
         }
     }
@@ -748,7 +777,7 @@ HPACK_INLINE bool decode_split(Stream& a, const uint8_t* src, size_t n,
         const SlowResult r = slow_symbol(a, src, n);
         a = r.s;
         if (r.rc != kMore) {
-            *result = r.rc == kEnd ? a.d - dst : r.rc;
+            *result = slow_result(r, dst);
             return true;
         }
     }
@@ -767,7 +796,7 @@ HPACK_INLINE bool decode_split(Stream& a, const uint8_t* src, size_t n,
             const SlowResult r = slow_symbol(a, src, n);
             a = r.s;
             if (r.rc != kMore) {
-                *result = r.rc == kEnd ? a.d - dst : r.rc;
+                *result = slow_result(r, dst);
                 return true;
             }
             if ((o = recorded(rec, bit_position(a) - hb)) != 0) {
@@ -847,13 +876,13 @@ HPACK_INLINE intptr_t lane_last(const HuffmanJob* j) {
 // entry's code starts fewer than 8 bits before it, as in decode_to_end())
 // and another string is left, the result is set and the lane takes that
 // string: true.  False for a long code, and for the last string's end
-// (lane_stop() below).
+// (at_slow_entry() in decode_many()).
 HPACK_INLINE bool lane_next(Lean& s, HuffmanJob*& j, intptr_t& last, LaneQueue& q) {
     const int64_t start = (last + 8 - reinterpret_cast<intptr_t>(s.p)) * 8 + s.avail
                           + kDecodeLinkConsumed;
-    if (start >= 8 || q.next == q.count)
+    if (!ends_at(start) || q.next == q.count)
         return false;
-    j->result = start < 0 ? ptrdiff_t{HPACK_E_HUFFMAN_PADDING} : s.d - j->dst;
+    j->result = end_result(start, s.d, j->dst);
     j = &q.jobs[q.order[q.next++]];
     s = {0, j->src, j->dst, 0};
     last = lane_last(j);
@@ -902,24 +931,6 @@ __attribute__((noinline)) HPACK_TARGET_BMI2 Pair decode_lanes_bmi2(Pair p, Huffm
 }
 #endif
 
-// A lane stopped at a slow entry: the end of its string (true, j.result
-// set), or a long code, decoded (false: the string goes on).
-HPACK_INLINE bool lane_stop(Stream& s, HuffmanJob& j) {
-    // As in decode_to_end(): the link before the slow entry consumed the
-    // code's first bits.
-    const int64_t start = bits_left(s, j.n) + kDecodeLinkConsumed;
-    if (start < 8) {
-        j.result = start < 0 ? ptrdiff_t{HPACK_E_HUFFMAN_PADDING} : s.d - j.dst;
-        return true;
-    }
-    const SlowResult r = slow_symbol(s, j.src, j.n);
-    s = r.s;
-    if (r.rc == kMore)
-        return false;
-    j.result = r.rc == kEnd ? s.d - j.dst : r.rc;
-    return true;
-}
-
 template <LanesFn decode_lanes>
 HPACK_INLINE void decode_many(HuffmanJob* jobs, const uint8_t* order, size_t count) {
     HuffmanJob* ja = &jobs[order[0]];
@@ -935,7 +946,7 @@ HPACK_INLINE void decode_many(HuffmanJob* jobs, const uint8_t* order, size_t cou
         const bool in_a = p.slow == 1;
         Stream& s = in_a ? a : b;
         HuffmanJob*& j = in_a ? ja : jb;
-        if (!lane_stop(s, *j))
+        if (!at_slow_entry(s, j->src, j->n, j->dst, &j->result))
             continue;
         if (q.next == count) {
             Stream& o = in_a ? b : a;
