@@ -7,7 +7,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <string.h>
+
 #include <new>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "hpack.h"
 
@@ -61,6 +67,27 @@ private:
     void  (*free_)(void*, void*);
     void* ctx_;
 };
+
+// Zeroes n octets (a multiple of 8) at p with plain stores.  GCC compiles
+// a memset of a constant size, or a loop of stores, into rep stos, which
+// runs from microcode and holds up the instructions after it: a new
+// encoder cleared its hints and counters that way, and creating one and
+// encoding a request took 578 ns instead of 568.  The empty asm hides the
+// loop from that rewrite.
+inline void zero_words(void* p, size_t n) {
+    uint8_t* q = static_cast<uint8_t*>(p);
+    uint8_t* const end = q + n;
+#ifdef __SSE2__
+    for (; end - q >= 16; q += 16) {
+        asm("" : "+r"(q));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm_setzero_si128());
+    }
+#endif
+    for (; q < end; q += 8) {
+        asm("" : "+r"(q));
+        memset(q, 0, 8);
+    }
+}
 
 }  // namespace hpack
 

@@ -22,8 +22,9 @@ namespace hpack {
 namespace {
 
 constexpr uint64_t kNoId = UINT64_MAX;
-// The name+value and name buckets, one each per ring slot.
-constexpr size_t kBucketBytesPerSlot = 2 * sizeof(uint64_t);
+// The name+value and name buckets, one each per ring slot, and their
+// written bits (a quarter of an octet a slot, rounded up to one).
+constexpr size_t kBucketBytesPerSlot = 2 * sizeof(uint64_t) + 1;
 constexpr uint64_t kStaticNameKey = 0x8ebc6af09c88c6e3ull;
 
 // Entries of a name's chain compared directly before the name+value index
@@ -44,23 +45,62 @@ struct IndexLinks {
 
 using EncoderTable = DynamicTable<IndexLinks>;
 
+// The heads of hash chains: the newest id of each, kNoId for none.  A head
+// is read only once written, as a bit beside it says, so that a new
+// encoder clears the bits instead of the heads: clearing 2.5 KiB of heads
+// took 27 of the 74 ns that creating an encoder took.
+class ChainHeads {
+public:
+    void attach(uint64_t* ids, uint8_t* written, size_t n) {
+        ids_ = ids;
+        written_ = written;
+        memset(written_, 0, (n + 7) / 8);
+    }
+    uint64_t get(size_t i) const {
+        return (written_[i / 8] >> (i % 8)) & 1 ? ids_[i] : kNoId;
+    }
+    // Makes id head i; returns the head it had.
+    uint64_t exchange(size_t i, uint64_t id) {
+        uint8_t& w = written_[i / 8];
+        const unsigned bit = 1u << (i % 8);
+        const uint64_t old = (w & bit) ? ids_[i] : kNoId;
+        w = static_cast<uint8_t>(w | bit);
+        ids_[i] = id;
+        return old;
+    }
+
+private:
+    uint64_t* ids_ = nullptr;
+    uint8_t*  written_ = nullptr;
+};
+
 // Name+value hashes of recent volatile fields: such a field is indexed
 // only when it was seen here before, i.e. when it recurs.  Direct-mapped:
 // one probe, and a collision only forgets a field.  512 slots remember a
-// browser page's worth of etags and dates, so a reload finds them.
+// browser page's worth of etags and dates, so a reload finds them.  A
+// bitmap says which slots were ever written: a new encoder clears its 64
+// octets instead of the 2 KiB of slots, a fifth of the cost of creating
+// one (96 -> 75 ns).
 class History {
 public:
     bool seen_or_add(uint64_t h) {
-        uint32_t& slot = slots_[h & (kSize - 1)];
-        const uint32_t tag = static_cast<uint32_t>(h >> 32) | 1;  // 0 is empty
-        if (slot == tag) return true;
-        slot = tag;
+        const uint32_t i = static_cast<uint32_t>(h) & (kSize - 1);
+        const uint32_t tag = static_cast<uint32_t>(h >> 32);
+        uint64_t& word = written_[i / 64];
+        const uint64_t bit = uint64_t{1} << (i % 64);
+        if (word & bit) {
+            if (slots_[i] == tag) return true;
+        } else {
+            word |= bit;
+        }
+        slots_[i] = tag;
         return false;
     }
 
 private:
     static constexpr uint32_t kSize = 512;
-    uint32_t slots_[kSize] = {};
+    uint64_t written_[kSize / 64] = {};
+    uint32_t slots_[kSize];  // slots_[i] is read only once written
 };
 
 // hpack_encode_bound(): two size updates and the overrun of whole-word
@@ -127,11 +167,18 @@ using namespace hpack;
 
 struct hpack_encoder {
     hpack_encoder(const Allocator& a, const hpack_policy* p)
-        : alloc(a), table(a), policy(p) {}
+        : alloc(a), table(a), policy(p) {
+        zero_words(hints, sizeof(hints));
+        zero_words(&stats, sizeof(stats));
+    }
 
     bool reserve(size_t size, void* storage = nullptr);
     void rebuild_index();
     void link(uint64_t id, uint32_t static_name, uint64_t name_hash, uint64_t nv_hash);
+    size_t nv_slot(uint64_t nv_hash) const { return nv_hash & bucket_mask; }
+    size_t name_slot(uint64_t name_hash) const {
+        return bucket_mask + 1 + (name_hash & bucket_mask);
+    }
     uint64_t static_name_hash(uint32_t first) const {
         return hash_mix(seed ^ first, kStaticNameKey);
     }
@@ -156,16 +203,18 @@ struct hpack_encoder {
     EncoderTable        table;
     const hpack_policy* policy;
     uint64_t            seed = 0;
-    uint64_t*           nv_buckets = nullptr;
-    uint64_t*           name_buckets = nullptr;
+    // Name+value buckets, then name buckets, in the table's allocation.
+    ChainHeads          buckets;
     uint64_t            bucket_mask = 0;
     // Name chains of the names the static table holds, by first entry: such
     // a name is found by the static lookup and needs no hash or compare.
-    uint64_t            static_heads[kStaticEntries + 1];
+    ChainHeads          static_heads;
+    uint64_t            static_ids[kStaticEntries + 1];
+    uint8_t             static_written[(kStaticEntries + 1 + 7) / 8];
     History             history;
     // Per place in the block: 0, kStaticHint | first << 8 | static index,
     // or a dynamic entry's id + 1.  Only ever a guess, checked before use.
-    uint64_t            hints[kHints] = {};
+    uint64_t            hints[kHints];
 
     size_t   cap = 0;               // our own maximum
     size_t   peer_settings = HPACK_DEFAULT_TABLE_SIZE;
@@ -173,29 +222,26 @@ struct hpack_encoder {
     size_t   update_min = 0;        // smallest size since the last block
     size_t   update_target = 0;     // the size to end at
 
-    hpack_stats_t stats{};
+    hpack_stats_t stats;  // cleared by the constructor, as hints
 };
 
 bool hpack_encoder::reserve(size_t size, void* storage) {
     // One bucket of each index per entry the table can hold: chains of one
     // on average when full, and little to clear for a new connection.  The
     // buckets live in the table's allocation and are rebuilt with it.
-    void* buckets;
-    if (!table.reserve(size, kBucketBytesPerSlot, &buckets, storage)) return false;
-    if (!buckets) return true;
+    void* extra;
+    if (!table.reserve(size, kBucketBytesPerSlot, &extra, storage)) return false;
+    if (!extra) return true;
     const uint64_t n = table.ring_capacity();
-    nv_buckets = static_cast<uint64_t*>(buckets);
-    name_buckets = nv_buckets + n;
+    uint64_t* const ids = static_cast<uint64_t*>(extra);
+    buckets.attach(ids, reinterpret_cast<uint8_t*>(ids + 2 * n), 2 * n);
     bucket_mask = n - 1;
     rebuild_index();
     return true;
 }
 
 void hpack_encoder::rebuild_index() {
-    // kNoId is all ones.
-    memset(nv_buckets, 0xff, (bucket_mask + 1) * sizeof(uint64_t));
-    memset(name_buckets, 0xff, (bucket_mask + 1) * sizeof(uint64_t));
-    memset(static_heads, 0xff, sizeof(static_heads));
+    static_heads.attach(static_ids, static_written, kStaticEntries + 1);
     for (uint64_t id = table.first_id(); id < table.next_id(); ++id) {
         const auto& e = table.entry(id);
         const uint32_t sn = static_name_lookup(table.name(e), e.name_len).first;
@@ -207,17 +253,14 @@ void hpack_encoder::link(uint64_t id, uint32_t static_name, uint64_t name_hash,
                          uint64_t nv_hash) {
     auto& x = table.entry(id).extra;
     x.nv_hash = nv_hash;
-    x.nv_next = nv_buckets[nv_hash & bucket_mask];
-    nv_buckets[nv_hash & bucket_mask] = id;
-    uint64_t& head = static_name ? static_heads[static_name]
-                                 : name_buckets[name_hash & bucket_mask];
-    x.name_next = head;
-    head = id;
+    x.nv_next = buckets.exchange(nv_slot(nv_hash), id);
+    x.name_next = static_name ? static_heads.exchange(static_name, id)
+                              : buckets.exchange(name_slot(name_hash), id);
 }
 
 uint64_t hpack_encoder::find_nv(uint64_t h, const uint8_t* name, size_t nl,
                                 const uint8_t* value, size_t vl) const {
-    for (uint64_t id = nv_buckets[h & bucket_mask]; table.live(id);
+    for (uint64_t id = buckets.get(nv_slot(h)); table.live(id);
          id = table.entry(id).extra.nv_next) {
         const auto& e = table.entry(id);
         if (e.extra.nv_hash == h && holds(e, name, nl, value, vl)) return id;
@@ -226,7 +269,7 @@ uint64_t hpack_encoder::find_nv(uint64_t h, const uint8_t* name, size_t nl,
 }
 
 uint64_t hpack_encoder::find_name(uint64_t h, const uint8_t* name, size_t nl) const {
-    for (uint64_t id = name_buckets[h & bucket_mask]; table.live(id);
+    for (uint64_t id = buckets.get(name_slot(h)); table.live(id);
          id = table.entry(id).extra.name_next) {
         const auto& e = table.entry(id);
         if (e.name_len == nl && equal_bytes(table.name(e), name, nl)) return id;
@@ -310,8 +353,8 @@ inline uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p,
     bool name_chain_done = true;   // the whole chain was walked
     if (table.count() != 0) {
         int steps = 0;
-        const uint64_t head = sn.first ? static_heads[sn.first]
-                                       : name_buckets[name_hash & bucket_mask];
+        const uint64_t head = sn.first ? static_heads.get(sn.first)
+                                       : buckets.get(name_slot(name_hash));
         for (uint64_t id = head; table.live(id); id = table.entry(id).extra.name_next) {
             if (++steps > kNameWalk) {
                 name_chain_done = false;
