@@ -21,12 +21,33 @@ inline uint64_t hash_mix(uint64_t a, uint64_t b) {
 }
 
 // Header names and values are short: one multiply per 16 octets, and the
-// last 1..16 octets as two (overlapping) loads.
+// last 1..16 octets as two (overlapping) loads.  Past 32 octets two chains
+// of multiplies run side by side, since each multiply waits for the one
+// before: creating an encoder and encoding a browser request (600 octets
+// of values hashed) took 569 ns instead of 578.
 inline uint64_t hash_bytes(const uint8_t* p, size_t n, uint64_t seed) {
     const uint64_t k0 = 0xa0761d6478bd642full, k1 = 0xe7037ed1a0b428dbull;
+    const uint64_t k2 = 0x8ebc6af09c88c6e3ull;
     uint64_t h = seed ^ (n * k0);
     uint64_t a, b;
     size_t left = n;
+    if (left > 32) {
+        uint64_t g = h ^ k2;
+        do {
+            uint64_t c, d;
+            memcpy(&a, p, 8);
+            memcpy(&b, p + 8, 8);
+            memcpy(&c, p + 16, 8);
+            memcpy(&d, p + 24, 8);
+            h = hash_mix(a ^ k1, b ^ h);
+            g = hash_mix(c ^ k2, d ^ g);
+            p += 32;
+            left -= 32;
+        } while (left > 32);
+        // Not h ^ g: inputs whose halves make the two chains equal would
+        // all hash alike, whatever the seed.
+        h = hash_mix(h ^ k0, g ^ k1);
+    }
     while (left > 16) {
         memcpy(&a, p, 8);
         memcpy(&b, p + 8, 8);
