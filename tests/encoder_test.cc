@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <deque>
 #include <random>
 #include <string>
 #include <vector>
@@ -432,6 +434,88 @@ TEST(EncoderApi, BoundHoldsForWorstCaseInput) {
 
 // Thousands of unique names stay O(1) per lookup; correctness here, speed
 // in the benchmark.
+// A name with many values (a static name and another): each value is
+// found again, whether the walk of the name's chain reaches it or the
+// name+value index must, which an entry enters only once the walk no
+// longer reaches it; also after the table grew and its chains were rebuilt.
+TEST(EncoderTable, EveryValueOfANameWithManyValuesIsFoundAgain) {
+    for (const char* name : {"accept", "x-many"}) {
+        SCOPED_TRACE(name);
+        hpack_encoder_t* e = hpack_encoder_create(nullptr, 65536, nullptr);
+        hpack_decoder_t* d = hpack_decoder_create(nullptr, 65536);
+        ASSERT_EQ(hpack_decoder_set_settings_table_size(d, 65536), HPACK_OK);
+        auto blocks = [&](int from, int to) {  // values from..to, step +-1, 50 a block
+            const int step = from <= to ? 1 : -1;
+            for (int v = from; v != to + step;) {
+                HeaderList list;
+                for (int i = 0; i < 50 && v != to + step; ++i, v += step)
+                    list.emplace_back(name, "value-" + std::to_string(v));
+                std::vector<Decoded> out;
+                ASSERT_EQ(decode(d, encode(e, list), &out), HPACK_OK);
+                ASSERT_EQ(names_values(out), list);
+            }
+        };
+        hpack_stats_t st;
+        blocks(0, 59);  // within the first 4096 octets
+        blocks(59, 0);
+        hpack_encoder_stats(e, &st);
+        EXPECT_EQ(st.insertions, 60u);
+        EXPECT_EQ(st.indexed_dynamic, 60u);
+        ASSERT_EQ(hpack_encoder_set_peer_table_size(e, 65536), HPACK_OK);
+        blocks(60, 299);
+        blocks(299, 0);
+        blocks(0, 299);
+        hpack_encoder_stats(e, &st);
+        EXPECT_EQ(st.insertions, 300u);
+        EXPECT_EQ(st.indexed_dynamic, 60u + 600u);
+        EXPECT_EQ(st.evictions, 0u);
+        hpack_encoder_destroy(e);
+        hpack_decoder_destroy(d);
+    }
+}
+
+// Fields of a few names with many values each, drawn at random, with the
+// table evicting all along: a field is a reference exactly when a model of
+// the table (RFC 7541 4.4) holds it, so no entry is lost from reach,
+// however late it entered the name+value index and whichever entries left
+// the table before it.
+TEST(EncoderTable, AFieldInTheTableIsAlwaysFound) {
+    const std::vector<std::string> names = {"accept", "x-many", "x-more", "via"};
+    std::mt19937 rng(7);
+    Pair pair;
+    std::deque<std::pair<std::string, std::string>> model;  // oldest first
+    size_t model_size = 0;
+    uint64_t found = 0, inserted = 0;
+    for (int b = 0; b < 2000; ++b) {
+        HeaderList list;
+        const int n = 1 + static_cast<int>(rng() % 40);
+        for (int i = 0; i < n; ++i) {
+            // One name in two draws, so that its chain is long and the
+            // others' short.
+            const std::string& name = names[rng() % 2 ? 0 : 1 + rng() % 3];
+            std::pair<std::string, std::string> f(name, "v" + std::to_string(rng() % 60));
+            list.push_back(f);
+            if (std::find(model.begin(), model.end(), f) != model.end()) {
+                ++found;
+                continue;
+            }
+            const size_t size = 32 + f.first.size() + f.second.size();
+            while (model_size + size > 4096) {
+                model_size -= 32 + model.front().first.size() + model.front().second.size();
+                model.pop_front();
+            }
+            model.push_back(f);
+            model_size += size;
+            ++inserted;
+        }
+        pair.round_trip(list);
+        hpack_stats_t st;
+        hpack_encoder_stats(pair.enc, &st);
+        ASSERT_EQ(st.indexed_dynamic, found) << "block " << b;
+        ASSERT_EQ(st.insertions, inserted) << "block " << b;
+    }
+}
+
 TEST(EncoderTable, ThousandsOfUniqueFieldsInALargeTable) {
     hpack_encoder_t* e = hpack_encoder_create(nullptr, HPACK_MAX_TABLE_SIZE, nullptr);
     hpack_decoder_t* d = hpack_decoder_create(nullptr, HPACK_MAX_TABLE_SIZE);

@@ -22,6 +22,9 @@ namespace hpack {
 namespace {
 
 constexpr uint64_t kNoId = UINT64_MAX;
+// nv_next of an entry not (yet) in the name+value index; no id and never
+// live, as kNoId.
+constexpr uint64_t kNotLinked = UINT64_MAX - 1;
 // The name+value and name buckets, one each per ring slot, and their
 // written bits (a quarter of an octet a slot, rounded up to one).
 constexpr size_t kBucketBytesPerSlot = 2 * sizeof(uint64_t) + 1;
@@ -38,9 +41,16 @@ constexpr size_t kHints = 32;
 constexpr uint64_t kStaticHint = uint64_t{1} << 63;  // | first << 8 | index
 
 struct IndexLinks {
-    uint64_t nv_hash;
+    uint64_t nv_hash;     // valid when nv_next is not kNotLinked
     uint64_t nv_next;     // older entry in the same name+value bucket
     uint64_t name_next;   // older entry in the same name bucket
+};
+
+// What the walk of a name's chain (encode_field()) met.
+struct NameWalk {
+    uint64_t newest = kNoId;   // the newest entry with the name
+    uint64_t last = kNoId;     // the chain's kNameWalk-th entry, if it has one
+    bool     done = true;      // the whole chain was walked
 };
 
 using EncoderTable = DynamicTable<IndexLinks>;
@@ -174,7 +184,9 @@ struct hpack_encoder {
 
     bool reserve(size_t size, void* storage = nullptr);
     void rebuild_index();
-    void link(uint64_t id, uint32_t static_name, uint64_t name_hash, uint64_t nv_hash);
+    void link_name(uint64_t id, uint32_t static_name, uint64_t name_hash);
+    void link_nv(uint64_t id, uint64_t nv_hash);
+    void link_nv_late(uint64_t id);
     size_t nv_slot(uint64_t nv_hash) const { return nv_hash & bucket_mask; }
     size_t name_slot(uint64_t name_hash) const {
         return bucket_mask + 1 + (name_hash & bucket_mask);
@@ -195,8 +207,7 @@ struct hpack_encoder {
                                                                 uint8_t* p, uint64_t& hint);
     __attribute__((noinline)) uint8_t* encode_literal(const hpack_header_t& h, uint8_t* p,
                                                       StaticName sn, uint64_t name_hash,
-                                                      uint64_t name_id, bool name_chain_done,
-                                                      uint64_t& hint);
+                                                      NameWalk walk, uint64_t& hint);
     uint8_t* emit_size_updates(uint8_t* p);
 
     Allocator           alloc;
@@ -240,22 +251,64 @@ bool hpack_encoder::reserve(size_t size, void* storage) {
     return true;
 }
 
+// The chains change with the number of buckets, and with them which
+// entries lie past the walk (link_nv_late()): every entry goes into the
+// name+value index.
 void hpack_encoder::rebuild_index() {
     static_heads.attach(static_ids, static_written, kStaticEntries + 1);
     for (uint64_t id = table.first_id(); id < table.next_id(); ++id) {
         const auto& e = table.entry(id);
         const uint32_t sn = static_name_lookup(table.name(e), e.name_len).first;
-        link(id, sn, sn ? 0 : hash_bytes(table.name(e), e.name_len, seed), e.extra.nv_hash);
+        link_name(id, sn, sn ? 0 : hash_bytes(table.name(e), e.name_len, seed));
+        if (e.extra.nv_next == kNotLinked)
+            link_nv_late(id);
+        else
+            link_nv(id, e.extra.nv_hash);
     }
 }
 
-void hpack_encoder::link(uint64_t id, uint32_t static_name, uint64_t name_hash,
-                         uint64_t nv_hash) {
+void hpack_encoder::link_name(uint64_t id, uint32_t static_name, uint64_t name_hash) {
+    table.entry(id).extra.name_next = static_name
+                                          ? static_heads.exchange(static_name, id)
+                                          : buckets.exchange(name_slot(name_hash), id);
+}
+
+// Chains run newest to oldest, so that a walk ends at the first entry
+// evicted; an entry linked late goes past the newer ones.
+void hpack_encoder::link_nv(uint64_t id, uint64_t nv_hash) {
     auto& x = table.entry(id).extra;
     x.nv_hash = nv_hash;
-    x.nv_next = buckets.exchange(nv_slot(nv_hash), id);
-    x.name_next = static_name ? static_heads.exchange(static_name, id)
-                              : buckets.exchange(name_slot(name_hash), id);
+    const size_t slot = nv_slot(nv_hash);
+    uint64_t newer = buckets.get(slot);
+    if (!table.live(newer) || newer < id) {
+        x.nv_next = buckets.exchange(slot, id);
+        return;
+    }
+    for (;;) {
+        uint64_t& next = table.entry(newer).extra.nv_next;
+        if (!table.live(next) || next < id) {
+            x.nv_next = next;
+            next = id;
+            return;
+        }
+        newer = next;
+    }
+}
+
+// An entry enters the name+value index only when the walk of its name's
+// chain can no longer reach it, which most never do: the index is for
+// names with many values, and a new connection's fields are then entered
+// without hashing their values (create, encode a browser request, destroy:
+// 569 -> 545 ns).  It is reached when kNameWalk newer entries share its
+// chain, and the walk that precedes each insertion met the entry that the
+// insertion pushes out of reach (NameWalk::last).
+void hpack_encoder::link_nv_late(uint64_t id) {
+    const auto& e = table.entry(id);
+    const uint8_t* name = table.name(e);
+    const StaticName sn = static_name_lookup(name, e.name_len);
+    const uint64_t name_hash = sn.first ? static_name_hash(sn.first)
+                                        : hash_bytes(name, e.name_len, seed);
+    link_nv(id, hash_bytes(table.value(e), e.value_len, name_hash));
 }
 
 uint64_t hpack_encoder::find_nv(uint64_t h, const uint8_t* name, size_t nl,
@@ -349,21 +402,21 @@ inline uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p,
     // there, only its name.
     const uint64_t name_hash = sn.first ? static_name_hash(sn.first)
                                         : hash_bytes(name, nl, seed);
-    uint64_t name_id = kNoId;      // newest entry with this name
-    bool name_chain_done = true;   // the whole chain was walked
+    NameWalk walk;
     if (table.count() != 0) {
         int steps = 0;
         const uint64_t head = sn.first ? static_heads.get(sn.first)
                                        : buckets.get(name_slot(name_hash));
         for (uint64_t id = head; table.live(id); id = table.entry(id).extra.name_next) {
-            if (++steps > kNameWalk) {
-                name_chain_done = false;
+            if (steps == kNameWalk) {
+                walk.done = false;
                 break;
             }
+            if (++steps == kNameWalk) walk.last = id;
             const auto& e = table.entry(id);
             if (!sn.first && (e.name_len != nl || !equal_bytes(table.name(e), name, nl)))
                 continue;
-            if (name_id == kNoId) name_id = id;
+            if (walk.newest == kNoId) walk.newest = id;
             if (!never && e.value_len == vl && equal_bytes(table.value(e), value, vl)) {
                 p += encode_integer(p, 0x80, 7, table.index_of_id(id));
                 ++stats.indexed_dynamic;
@@ -372,14 +425,13 @@ inline uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p,
             }
         }
     }
-    return encode_literal(h, p, sn, name_hash, name_id, name_chain_done, hint);
+    return encode_literal(h, p, sn, name_hash, walk, hint);
 }
 
 // Everything but a fully indexed field: the name+value index when the name's
 // chain was too long to walk, the policy, and the literal representation.
 uint8_t* hpack_encoder::encode_literal(const hpack_header_t& h, uint8_t* p, StaticName sn,
-                                       uint64_t name_hash, uint64_t name_id,
-                                       bool name_chain_done, uint64_t& hint) {
+                                       uint64_t name_hash, NameWalk walk, uint64_t& hint) {
     hint = 0;
     const uint8_t* name = h.name;
     const uint8_t* value = h.value;
@@ -391,7 +443,7 @@ uint8_t* hpack_encoder::encode_literal(const hpack_header_t& h, uint8_t* p, Stat
 
     uint64_t nv_hash = 0;
     bool have_nv_hash = false;
-    if (!name_chain_done) {
+    if (!walk.done) {
         nv_hash = hash_bytes(value, vl, name_hash);
         have_nv_hash = true;
         if (!never) {
@@ -403,11 +455,11 @@ uint8_t* hpack_encoder::encode_literal(const hpack_header_t& h, uint8_t* p, Stat
                 return p;
             }
         }
-        if (name_id == kNoId && !sn.first) name_id = find_name(name_hash, name, nl);
+        if (walk.newest == kNoId && !sn.first) walk.newest = find_name(name_hash, name, nl);
     }
 
     uint32_t name_index = sn.first;
-    if (!name_index && name_id != kNoId) name_index = table.index_of_id(name_id);
+    if (!name_index && walk.newest != kNoId) name_index = table.index_of_id(walk.newest);
 
     const size_t entry_size = nl + vl + HPACK_ENTRY_OVERHEAD;
     bool index = false;
@@ -446,10 +498,16 @@ uint8_t* hpack_encoder::encode_literal(const hpack_header_t& h, uint8_t* p, Stat
     }
 
     if (index) {
-        if (!have_nv_hash) nv_hash = hash_bytes(value, vl, name_hash);
         uint32_t evicted;
         if (table.insert(name, nl, value, vl, &evicted)) {
-            link(table.next_id() - 1, sn.first, name_hash, nv_hash);
+            const uint64_t id = table.next_id() - 1;
+            link_name(id, sn.first, name_hash);
+            if (have_nv_hash)
+                link_nv(id, nv_hash);
+            else
+                table.entry(id).extra.nv_next = kNotLinked;
+            if (table.live(walk.last) && table.entry(walk.last).extra.nv_next == kNotLinked)
+                link_nv_late(walk.last);
             ++stats.insertions;
             hint = table.next_id();  // the new entry's id + 1
         }
