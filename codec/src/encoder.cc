@@ -178,7 +178,6 @@ using namespace hpack;
 struct hpack_encoder {
     hpack_encoder(const Allocator& a, const hpack_policy* p)
         : alloc(a), table(a), policy(p) {
-        zero_words(hints, sizeof(hints));
         zero_words(&stats, sizeof(stats));
     }
 
@@ -225,7 +224,9 @@ struct hpack_encoder {
     History             history;
     // Per place in the block: 0, kStaticHint | first << 8 | static index,
     // or a dynamic entry's id + 1.  Only ever a guess, checked before use.
+    // Read only once written (bit i of hints_written), as the chain heads.
     uint64_t            hints[kHints];
+    uint64_t            hints_written = 0;
 
     size_t   cap = 0;               // our own maximum
     size_t   peer_settings = HPACK_DEFAULT_TABLE_SIZE;
@@ -233,7 +234,7 @@ struct hpack_encoder {
     size_t   update_min = 0;        // smallest size since the last block
     size_t   update_target = 0;     // the size to end at
 
-    hpack_stats_t stats;  // cleared by the constructor, as hints
+    hpack_stats_t stats;  // cleared by the constructor
 };
 
 bool hpack_encoder::reserve(size_t size, void* storage) {
@@ -590,7 +591,15 @@ HPACK_API int hpack_encode(hpack_encoder_t* enc, const hpack_header_t* headers, 
     uint8_t* p = out;
     if (enc->update_pending) p = enc->emit_size_updates(p);
     const size_t hinted = n < kHints ? n : kHints;
-    for (size_t i = 0; i < hinted; ++i) p = enc->encode_field(headers[i], p, enc->hints[i]);
+    // The hint is a local: through a reference into the encoder, it was
+    // reloaded after every octet written (create, encode the request and
+    // destroy 520 -> 505 ns with the bits above; warm encode 96 -> 86 ns).
+    for (size_t i = 0; i < hinted; ++i) {
+        uint64_t hint = (enc->hints_written >> i) & 1 ? enc->hints[i] : 0;
+        p = enc->encode_field(headers[i], p, hint);
+        enc->hints[i] = hint;
+    }
+    enc->hints_written |= (uint64_t{1} << hinted) - 1;
     for (size_t i = hinted; i < n; ++i) {
         uint64_t none = 0;  // fields past kHints keep no hint
         p = enc->encode_field(headers[i], p, none);
