@@ -71,10 +71,8 @@ public:
     }
     // Makes id head i; returns the head it had.
     uint64_t exchange(size_t i, uint64_t id) {
-        uint8_t& w = written_[i / 8];
-        const unsigned bit = 1u << (i % 8);
-        const uint64_t old = (w & bit) ? ids_[i] : kNoId;
-        w = static_cast<uint8_t>(w | bit);
+        const uint64_t old = get(i);
+        written_[i / 8] = static_cast<uint8_t>(written_[i / 8] | 1u << (i % 8));
         ids_[i] = id;
         return old;
     }
@@ -191,6 +189,7 @@ struct hpack_encoder {
     void link_name(uint64_t id, uint32_t static_name, uint64_t name_hash);
     void link_nv(uint64_t id, uint64_t nv_hash);
     void link_nv_late(uint64_t id);
+    uint64_t entry_name_hash(const EncoderTable::Entry& e, uint32_t* static_name) const;
     size_t nv_slot(uint64_t nv_hash) const { return nv_hash & bucket_mask; }
     size_t name_slot(uint64_t name_hash) const {
         return bucket_mask + 1 + (name_hash & bucket_mask);
@@ -264,13 +263,22 @@ void hpack_encoder::rebuild_index() {
     static_heads.attach(static_ids, static_written, kStaticEntries + 1);
     for (uint64_t id = table.first_id(); id < table.next_id(); ++id) {
         const auto& e = table.entry(id);
-        const uint32_t sn = static_name_lookup(table.name(e), e.name_len).first;
-        link_name(id, sn, sn ? 0 : hash_bytes(table.name(e), e.name_len, seed));
-        if (e.extra.nv_next == kNotLinked)
-            link_nv_late(id);
-        else
-            link_nv(id, e.extra.nv_hash);
+        uint32_t sn;
+        const uint64_t name_hash = entry_name_hash(e, &sn);
+        link_name(id, sn, name_hash);
+        link_nv(id, e.extra.nv_next == kNotLinked
+                        ? hash_bytes(table.value(e), e.value_len, name_hash)
+                        : e.extra.nv_hash);
     }
+}
+
+// The name hash encode_field() gives e's name; *static_name gets the name's
+// first static entry, or 0.
+uint64_t hpack_encoder::entry_name_hash(const EncoderTable::Entry& e,
+                                        uint32_t* static_name) const {
+    const uint8_t* name = table.name(e);
+    *static_name = static_name_lookup(name, e.name_len).first;
+    return *static_name ? static_name_hash(*static_name) : hash_bytes(name, e.name_len, seed);
 }
 
 void hpack_encoder::link_name(uint64_t id, uint32_t static_name, uint64_t name_hash) {
@@ -310,11 +318,8 @@ void hpack_encoder::link_nv(uint64_t id, uint64_t nv_hash) {
 // insertion pushes out of reach (NameWalk::last).
 void hpack_encoder::link_nv_late(uint64_t id) {
     const auto& e = table.entry(id);
-    const uint8_t* name = table.name(e);
-    const StaticName sn = static_name_lookup(name, e.name_len);
-    const uint64_t name_hash = sn.first ? static_name_hash(sn.first)
-                                        : hash_bytes(name, e.name_len, seed);
-    link_nv(id, hash_bytes(table.value(e), e.value_len, name_hash));
+    uint32_t sn;
+    link_nv(id, hash_bytes(table.value(e), e.value_len, entry_name_hash(e, &sn)));
 }
 
 uint64_t hpack_encoder::find_nv(uint64_t h, const uint8_t* name, size_t nl,
