@@ -223,8 +223,8 @@ protected:
     void SetUp() override {
         saved_ = hpack::huffman_isa();
         if (!hpack::huffman_set_isa(GetParam()))
-            GTEST_SKIP() << "this CPU has no " << name(GetParam())
-                         << ": that build of the Huffman code is not tested here";
+            GTEST_SKIP() << "this CPU cannot run the " << name(GetParam())
+                         << " build of the Huffman code (huffman.h): not tested here";
     }
     void TearDown() override { hpack::huffman_set_isa(saved_); }
 
@@ -383,16 +383,17 @@ TEST_P(HuffmanEncode, BoundedStopsAtTheLimitAndStaysInTheOverrun) {
 }
 
 // The encoder takes eight symbols at a time, looked up by pairs: one store
-// when their codes fit 57 bits, one per half when only the halves do, one
-// per symbol for a half over 57 bits; a pair over 24 bits (a long pair)
-// makes the group join its codes octet by octet, then go on as above.
-// Each kind of group after 0-3 ordinary ones, then every
-// tail length that the last four-symbol group and the octet loop handle,
-// into an exact-size heap buffer and with the in-block overrun.
+// when their codes fit 56 bits, one per half when only the halves do, one
+// per symbol for a half over 56 bits.  Each kind of group after 0-3
+// ordinary ones, then every tail length that the last four-symbol group
+// and the octet loop handle, into an exact-size heap buffer and with the
+// in-block overrun.
 TEST_P(HuffmanEncode, EveryGroupKindWithEveryTail) {
     const Bytes ordinary = bytes("abcdefgh");                // 43 bits
     const std::pair<const char*, Bytes> kinds[] = {
         {"fits", bytes("0123-./:")},                         // 43 bits
+        {"fits exactly", bytes("aeioXZ&#")},                 // 20 + 36 = 56
+        {"one past", bytes("aeibXZ&#")},                     // 21 + 36 = 57
         {"halves", bytes("XZ&*;XZ&")},                       // 64: 32 + 32
         {"long first half", Bytes{1, 2, 3, 'a', 'b', 'c', 'd', 'e'}},
         {"long second half", Bytes{'a', 'b', 'c', 'd', 0x80, 0xff, 22, 'e'}},
@@ -428,6 +429,68 @@ TEST_P(HuffmanEncode, EveryGroupKindWithEveryTail) {
     }
 }
 
+// Text whose groups of eight keep missing one store is written four
+// symbols a store from the third miss on (when at least one group of
+// sixteen in four missed).  Three groups of sixteen that miss, then each
+// kind of four-symbol group at each place of the next groups of sixteen,
+// then every tail; both encoders, the bounded one at every limit.  And
+// text that misses less often than that: it keeps to groups of eight.
+TEST_P(HuffmanEncode, DenseTextWithEveryGroupKindAndTail) {
+    const Bytes miss = bytes("XZ&*;XZ&XZ&*;XZ&");             // 4 x 32 bits
+    const Bytes ordinary4 = bytes("abcd");
+    const std::pair<const char*, Bytes> kinds[] = {
+        {"fits", bytes("0a-.")},
+        {"fits exactly", bytes("\\{{:")},                    // 19 + 30 + 7 = 56
+        {"one past", bytes("\\{{X")},                        // 19 + 30 + 8 = 57
+        {"long", Bytes{1, 2, 3, 4}},
+        {"long pair", Bytes{'a', 'b', 0x80, 22}},
+    };
+    const Bytes tail_pool = {'e', '<', 0x80, 'a', '\\', 'Z', 0x16, '0', '~',
+                             'x', 1, ' ', 'q', 0xfe, '{', 'i', 'o', '`', 0x7f, 's'};
+    for (const bool dense : {true, false}) {
+        for (const auto& kind : kinds) {
+            for (int place = 0; place < 8; ++place) {
+                Bytes head;
+                for (int g = 0; g < 3; ++g) {
+                    // Missing groups of sixteen, or (not dense) each after
+                    // five that fit.
+                    if (!dense)
+                        for (int k = 0; k < 20; ++k)
+                            head.insert(head.end(), ordinary4.begin(), ordinary4.end());
+                    head.insert(head.end(), miss.begin(), miss.end());
+                }
+                for (int q = 0; q < 8; ++q) {
+                    const Bytes& g = q == place ? kind.second : ordinary4;
+                    head.insert(head.end(), g.begin(), g.end());
+                }
+                for (size_t tail = 0; tail <= tail_pool.size(); ++tail) {
+                    Bytes in = head;
+                    in.insert(in.end(), tail_pool.begin(), tail_pool.begin() + tail);
+                    const std::string at = std::string(dense ? "dense " : "sparse ") +
+                                           kind.first + " at " + std::to_string(place) +
+                                           " tail " + std::to_string(tail);
+                    const Bytes want = reference_encode(in);
+                    ASSERT_EQ(to_hex(encode(in)), to_hex(want)) << at;
+                    for (size_t limit = want.size() - 12; limit <= want.size() + 1; ++limit) {
+                        Bytes out(limit + hpack::kHuffmanBoundedOverrun + kGuard, kGuardByte);
+                        const size_t got =
+                            hpack::huffman_encode_bounded(in.data(), in.size(), out.data(), limit);
+                        for (size_t i = limit + hpack::kHuffmanBoundedOverrun; i < out.size(); ++i)
+                            ASSERT_EQ(out[i], kGuardByte) << at << " limit " << limit;
+                        if (want.size() < limit) {
+                            ASSERT_EQ(got, want.size()) << at;
+                            out.resize(got);
+                            ASSERT_EQ(to_hex(out), to_hex(want)) << at;
+                        } else {
+                            ASSERT_EQ(got, limit) << at << " limit " << limit;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 // Every pair of octets the pair table holds, each at a pair's place in a
 // group (even offsets), then ordinary text so that none is in the tail.
 TEST_P(HuffmanEncode, EveryPairOfOctets) {
@@ -444,7 +507,7 @@ TEST_P(HuffmanEncode, EveryPairOfOctets) {
 }
 
 TEST_P(HuffmanEncode, LongCodesOnly) {
-    // Groups of codes over 57 bits take the one-code-at-a-time path.
+    // Groups of codes over 56 bits take the one-code-at-a-time path.
     Bytes in;
     for (int rep = 0; rep < 40; ++rep)
         for (int c : {0, 10, 13, 22, 249, 127, 220})

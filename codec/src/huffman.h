@@ -59,8 +59,9 @@ struct HuffmanJob {
 void huffman_decode_many(HuffmanJob* jobs, const uint8_t* order, size_t count);
 
 // The code above runs in one of two builds: generic x86-64 (or whatever the
-// target is), or with BMI2's shifts, chosen when the library is loaded if
-// the CPU has them.  Both give the same results; tests run both.
+// target is), or with BMI2's shifts and MOVBE's stores, chosen when the
+// library is loaded if the CPU has them.  Both give the same results;
+// tests run both.
 enum class HuffmanIsa { generic, bmi2 };
 
 bool huffman_has_isa(HuffmanIsa isa);
