@@ -658,22 +658,22 @@ inline size_t hpack_decoder::decode_indexed_run(const uint8_t** pos, const uint8
     hpack_field_t* field = fields;
     for (; p < stop; ++p, ++field) {
         const uint32_t index = static_cast<uint32_t>(*p) - 0x80;   // 0..127 if indexed
-        size_t n, left;
+        size_t n;
         if (index - 1 < kStaticEntries) {
             const StaticField& s = kStaticFields.f[index];
-            n = s.size;
-            if (HPACK_UNLIKELY(__builtin_sub_overflow(room, n + HPACK_ENTRY_OVERHEAD, &left)))
+            n = s.size + HPACK_ENTRY_OVERHEAD;
+            if (HPACK_UNLIKELY(room < n))
                 break;
             *field = s.field;
             ++n_static;
         } else if (index - (kStaticEntries + 1) < n_dynamic) {
             auto& e = t.by_index(index);
-            n = size_t{e.name_len} + e.value_len;
-            if (HPACK_UNLIKELY(__builtin_sub_overflow(room, n + HPACK_ENTRY_OVERHEAD, &left)))
+            n = size_t{e.name_len} + e.value_len + HPACK_ENTRY_OVERHEAD;
+            if (HPACK_UNLIKELY(room < n))
                 break;
-            field->name = t.arena + e.offset;
+            field->name = e.name;
             field->name_len = e.name_len;
-            field->value = t.arena + e.offset + e.name_len;
+            field->value = e.name + e.name_len;
             field->value_len = e.value_len;
             field->representation = HPACK_REP_INDEXED;
             field->index = index;
@@ -683,7 +683,7 @@ inline size_t hpack_decoder::decode_indexed_run(const uint8_t** pos, const uint8
         } else {
             break;
         }
-        room = left;
+        room -= n;
     }
     const size_t k = static_cast<size_t>(p - start);
     if (k) {

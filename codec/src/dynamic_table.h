@@ -2,7 +2,8 @@
 // as name + value + 32, evicted oldest first.
 //
 // Layout: a ring of fixed-size descriptors (one per entry, power-of-two
-// capacity, addressed by an absolute insertion id) and one byte arena that
+// capacity, addressed by an absolute insertion id; each points at its
+// name, so a reader needs no arena base) and one byte arena that
 // holds every entry's name and value contiguously, oldest first.  New bytes
 // go at the arena's end; when they do not fit, the live bytes (at most the
 // table size) move to its start.  The arena is twice the table size, so a
@@ -28,7 +29,7 @@ template <class Extra>
 class DynamicTable {
 public:
     struct Entry {
-        uint32_t offset;      // of the name in the arena; the value follows
+        uint8_t* name;        // in the arena; the value follows
         uint32_t name_len;
         uint32_t value_len;
         Extra    extra;
@@ -71,21 +72,20 @@ public:
 
     Entry& entry(uint64_t id) { return ring_[id & ring_mask_]; }
     const Entry& entry(uint64_t id) const { return ring_[id & ring_mask_]; }
-    const uint8_t* name(const Entry& e) const { return arena_ + e.offset; }
-    const uint8_t* value(const Entry& e) const { return arena_ + e.offset + e.name_len; }
+    const uint8_t* name(const Entry& e) const { return e.name; }
+    const uint8_t* value(const Entry& e) const { return e.name + e.name_len; }
 
     // A snapshot for a run of lookups that insert nothing: the fields a
     // compiler would otherwise reload after every store through a pointer.
     struct View {
         Entry*         ring;
         uint64_t       mask;
-        const uint8_t* arena;
         uint64_t       newest;   // next_id + 61: ring position + HPACK index
         uint32_t       count;
 
         Entry& by_index(uint32_t index) const { return ring[(newest - index) & mask]; }
     };
-    View view() { return View{ring_, ring_mask_, arena_, next_id_ + 61, count()}; }
+    View view() { return View{ring_, ring_mask_, next_id_ + 61, count()}; }
 
     // HPACK index (62 = newest) <-> absolute id.
     uint64_t id_of_index(uint32_t index) const { return next_id_ - (index - 61); }
@@ -135,7 +135,7 @@ public:
         const size_t bytes = name_len + value_len;
         if (arena_tail_ + bytes > arena_cap_) compact();
         Entry& e = entry(next_id_);
-        e.offset = static_cast<uint32_t>(arena_tail_);
+        e.name = arena_ + arena_tail_;
         e.name_len = static_cast<uint32_t>(name_len);
         e.value_len = static_cast<uint32_t>(value_len);
         if (name_len) memcpy(arena_ + arena_tail_, name, name_len);
@@ -159,9 +159,9 @@ private:
             arena_tail_ = 0;
             return;
         }
-        const size_t head = entry(first_id_).offset;
+        const size_t head = static_cast<size_t>(entry(first_id_).name - arena_);
         memmove(arena_, arena_ + head, arena_tail_ - head);
-        for (uint64_t id = first_id_; id < next_id_; ++id) entry(id).offset -= static_cast<uint32_t>(head);
+        for (uint64_t id = first_id_; id < next_id_; ++id) entry(id).name -= head;
         arena_tail_ -= head;
     }
 
@@ -209,8 +209,8 @@ bool DynamicTable<Extra>::reserve(size_t max_size, size_t extra_per_slot, void**
     for (uint64_t id = first_id_; id < next_id_; ++id) {
         Entry e = entry(id);
         const size_t bytes = e.name_len + e.value_len;
-        memcpy(arena + tail, arena_ + e.offset, bytes);
-        e.offset = static_cast<uint32_t>(tail);
+        memcpy(arena + tail, e.name, bytes);
+        e.name = arena + tail;
         tail += bytes;
         ring[id & (ring_cap - 1)] = e;
     }
