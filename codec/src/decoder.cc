@@ -678,8 +678,14 @@ inline size_t hpack_decoder::decode_indexed_run(const uint8_t** pos, const uint8
             field->representation = HPACK_REP_INDEXED;
             field->index = index;
             field->static_index = 0;
-            field->memo = &e.extra;
-            field->name_memo = &e.extra;
+            // Two plain stores: GCC joins equal neighbouring stores into
+            // a vector build and store (four instructions), unless the
+            // second value is opaque to it (warm request decode 788 -> 779
+            // instructions, 38.3 -> 37.5 ns).
+            hpack_memo_t* memo = &e.extra;
+            field->memo = memo;
+            __asm__("" : "+r"(memo));
+            field->name_memo = memo;
         } else {
             break;
         }
