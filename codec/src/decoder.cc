@@ -234,6 +234,21 @@ constexpr size_t static_max_field() {
 }
 constexpr size_t kStaticMaxField = static_max_field();
 
+// An indexed field's representation, index and static index (0) as two
+// 8-octet stores instead of three of 4 (a dynamic field of a run took nine
+// stores, now eight).
+static_assert(offsetof(hpack_field_t, index) == offsetof(hpack_field_t, representation) + 4 &&
+                  offsetof(hpack_field_t, static_index) ==
+                      offsetof(hpack_field_t, representation) + 8 &&
+                  offsetof(hpack_field_t, memo) >= offsetof(hpack_field_t, representation) + 16 &&
+                  HPACK_REP_INDEXED == 0,
+              "representation, index and static_index are neighbours");
+inline void set_indexed(hpack_field_t* f, uint32_t index) {
+    const uint64_t words[2] = {uint64_t{index} << 32, 0};
+    memcpy(reinterpret_cast<char*>(f) + offsetof(hpack_field_t, representation), words,
+           sizeof words);
+}
+
 }  // namespace
 }  // namespace hpack
 
@@ -625,20 +640,6 @@ HPACK_API int hpack_decode_field(hpack_decoder_t* dec, const uint8_t** pos,
     dec->pre_end = nullptr;
     if (dec->pre_count) dec->forget_predecoded();
     return dec->decode_slow(pos, end, last, field);
-}
-
-// An indexed field's representation, index and static index (0) as two
-// 8-octet stores rather than three of 4 (a run stores nine words a field).
-static_assert(offsetof(hpack_field_t, index) == offsetof(hpack_field_t, representation) + 4 &&
-                  offsetof(hpack_field_t, static_index) ==
-                      offsetof(hpack_field_t, representation) + 8 &&
-                  offsetof(hpack_field_t, memo) >= offsetof(hpack_field_t, representation) + 16 &&
-                  HPACK_REP_INDEXED == 0,
-              "representation, index and static_index are neighbours");
-inline void set_indexed(hpack_field_t* f, uint32_t index) {
-    const uint64_t words[2] = {uint64_t{index} << 32, 0};
-    memcpy(reinterpret_cast<char*>(f) + offsetof(hpack_field_t, representation), words,
-           sizeof words);
 }
 
 // The fast path: one-octet indexed fields in an unsplit block, the bulk of

@@ -135,8 +135,8 @@ constexpr uint64_t left_aligned(uint64_t code, unsigned bits) {
 }
 
 // One octet's code and length, for the ends of strings and the octets
-// whose codes are too long to join.  The code of one register addresses
-// both arrays.
+// whose codes are too long to join; one base register reaches both
+// arrays.
 struct OctetTable {
     uint64_t code[256];
     uint8_t  bits[256];
