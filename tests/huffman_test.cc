@@ -433,7 +433,8 @@ TEST_P(HuffmanEncode, EveryGroupKindWithEveryTail) {
 // symbols a store from the third miss on (when at least one group of
 // sixteen in four missed).  Three groups of sixteen that miss, then each
 // kind of four-symbol group at each place of the next groups of sixteen,
-// then every tail; both encoders, the bounded one at every limit.  And
+// then every tail; both encoders, the bounded one at each of the last 13
+// limits below the code's length and one above.  And
 // text that misses less often than that: it keeps to groups of eight.
 TEST_P(HuffmanEncode, DenseTextWithEveryGroupKindAndTail) {
     const Bytes miss = bytes("XZ&*;XZ&XZ&*;XZ&");             // 4 x 32 bits

@@ -1093,6 +1093,25 @@ HPACK_INLINE bool is_dense(unsigned misses, size_t done) {
     return misses >= 3 && misses * 64 >= done;
 }
 
+// Groups of sixteen symbols from src while more(at, st) says the next one
+// may start at `at`, two groups of eight a turn until the text is dense,
+// four of four after; returns where they stopped.
+template <typename More>
+HPACK_INLINE const uint8_t* encode_groups16(EncodeState& st, const uint8_t* src, More more) {
+    const uint8_t* s = src;
+    unsigned misses = 0;
+    for (; more(s, st); s += 16) {
+        const bool one = encode_group8(st, s);
+        const bool two = encode_group8(st, s + 8);
+        if (HPACK_UNLIKELY(!(one & two)) && is_dense(++misses, static_cast<size_t>(s - src))) {
+            for (s += 16; more(s, st); s += 16)
+                encode_dense16(st, s);
+            break;
+        }
+    }
+    return s;
+}
+
 // RFC 7541 5.2: pad with the most significant bits of EOS (all ones).
 HPACK_INLINE uint8_t* encode_finish(EncodeState st) {
     if (st.pending > 0)
@@ -1113,17 +1132,9 @@ HPACK_INLINE size_t encode_body(const uint8_t* src, size_t n, uint8_t* dst) {
         // time instead of 0.405, printable text 0.70 instead of 0.765.
         if (n >= 28) {
             const uint8_t* const last = end - 28;
-            unsigned misses = 0;
-            for (; s <= last; s += 16) {
-                const bool one = encode_group8(st, s);
-                const bool two = encode_group8(st, s + 8);
-                if (HPACK_UNLIKELY(!(one & two))
-                    && is_dense(++misses, static_cast<size_t>(s - src))) {
-                    for (s += 16; s <= last; s += 16)
-                        encode_dense16(st, s);
-                    break;
-                }
-            }
+            s = encode_groups16(st, src, [last](const uint8_t* at, const EncodeState&) {
+                return at <= last;
+            });
         }
         if (end - s >= 20) {
             encode_group8(st, s);
@@ -1158,16 +1169,9 @@ HPACK_INLINE size_t encode_bounded_body(const uint8_t* src, size_t n, uint8_t* d
     const uint8_t* s = src;
     const uint8_t* const end = src + n;
     uint8_t* const stop = dst + limit;
-    unsigned misses = 0;
-    for (; end - s >= 16 && st.d < stop; s += 16) {
-        const bool one = encode_group8(st, s);
-        const bool two = encode_group8(st, s + 8);
-        if (HPACK_UNLIKELY(!(one & two)) && is_dense(++misses, static_cast<size_t>(s - src))) {
-            for (s += 16; end - s >= 16 && st.d < stop; s += 16)
-                encode_dense16(st, s);
-            break;
-        }
-    }
+    s = encode_groups16(st, src, [end, stop](const uint8_t* at, const EncodeState& now) {
+        return end - at >= 16 && now.d < stop;
+    });
     if (end - s >= 8 && st.d < stop) {
         encode_group8(st, s);
         s += 8;
