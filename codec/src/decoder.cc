@@ -5,7 +5,7 @@
 // raw strings point into the input, indexed fields into the table, and only
 // Huffman strings are decoded, into one scratch buffer sized once per field
 // from the coded lengths.  A batch (hpack_decode_fields()) decodes the
-// Huffman strings of its fields together, two at a time, before parsing
+// Huffman strings of its fields together, three at a time, before parsing
 // them (predecode()).  When a piece ends inside a representation, the
 // rest of the piece is kept in a side buffer and parsing continues there
 // once the next piece is appended: the same parser serves both paths.
@@ -39,7 +39,7 @@ constexpr int kBatchFull = 3;    // the field would move bytes that earlier
                                  // fields of the same batch point at
 
 // hpack_decode_fields() decodes the Huffman strings of the fields it is
-// about to parse before it parses them, two at a time (huffman_decode_many()):
+// about to parse before it parses them, three at a time (huffman_decode_many()):
 // up to kPreStrings strings of kPreMinOctets or more (shorter ones gain
 // nothing), whose outputs take at most kPreOctets.
 constexpr size_t kPreStrings = 16;

@@ -46,7 +46,7 @@ inline size_t huffman_decode_capacity(size_t n) {
 ptrdiff_t huffman_decode(const uint8_t* src, size_t n, uint8_t* dst);
 
 // Decodes each job's string as huffman_decode() does (result: what that
-// returns), two at a time: their lookups overlap, where one string runs
+// returns), three at a time: their lookups overlap, where one string runs
 // at the latency of one lookup after another.  The jobs are taken in the
 // given order (longest first is best); each dst has
 // huffman_decode_capacity(n) octets.
