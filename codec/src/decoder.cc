@@ -81,7 +81,7 @@ struct hpack_decoder {
         : alloc(a), table(a), pending(a), scratch(a) {}
 
     hpack::Allocator                        alloc;
-    hpack::DynamicTable<hpack_memo_t>       table;
+    hpack::DynamicTable<hpack_memo_t, true> table;
     hpack::Buffer                           pending;   // partial representation
     size_t                                  pending_pos = 0;
     hpack::Buffer                           scratch;   // Huffman output, names
@@ -234,9 +234,22 @@ constexpr size_t static_max_field() {
 }
 constexpr size_t kStaticMaxField = static_max_field();
 
+// A dynamic entry's descriptor begins with the image of a field's name,
+// name_len, value and value_len (DynamicTable's FieldImage), which the run
+// of indexed fields copies as one block.
+using DecoderEntry = DynamicTable<hpack_memo_t, true>::Entry;
+static_assert(offsetof(DecoderEntry, name) == offsetof(hpack_field_t, name) &&
+                  offsetof(DecoderEntry, name_len) == offsetof(hpack_field_t, name_len) &&
+                  offsetof(DecoderEntry, value_at) == offsetof(hpack_field_t, value) &&
+                  offsetof(DecoderEntry, value_len) == offsetof(hpack_field_t, value_len) &&
+                  offsetof(DecoderEntry, extra) >= offsetof(hpack_field_t, representation) &&
+                  offsetof(hpack_field_t, representation) == 4 * sizeof(size_t),
+              "a descriptor starts with a field's image");
+constexpr size_t kFieldImage = offsetof(hpack_field_t, representation);
+
 // An indexed field's representation, index and static index (0) as two
 // 8-octet stores instead of three of 4 (a dynamic field of a run took nine
-// stores, now eight).
+// stores, then eight; six since the field image).
 static_assert(offsetof(hpack_field_t, index) == offsetof(hpack_field_t, representation) + 4 &&
                   offsetof(hpack_field_t, static_index) ==
                       offsetof(hpack_field_t, representation) + 8 &&
@@ -580,7 +593,7 @@ HPACK_API hpack_decoder_t* hpack_decoder_create(const hpack_allocator_t* allocat
     // One allocation: the decoder and its table.  The scratch comes with
     // the first string to decode.
     hpack_decoder_t* d = a.make_with_tail<hpack_decoder>(
-        DynamicTable<hpack_memo_t>::storage_size(settings_table_size, 0), a);
+        DynamicTable<hpack_memo_t, true>::storage_size(settings_table_size, 0), a);
     if (!d) return nullptr;
     d->table.reserve(settings_table_size, 0, nullptr, Allocator::tail_of(d));
     d->settings_size = settings_table_size;
@@ -686,10 +699,7 @@ inline size_t hpack_decoder::decode_indexed_run(const uint8_t** pos, const uint8
             n = size_t{e.name_len} + e.value_len + HPACK_ENTRY_OVERHEAD;
             if (HPACK_UNLIKELY(room < n))
                 break;
-            field->name = e.name;
-            field->name_len = e.name_len;
-            field->value = e.name + e.name_len;
-            field->value_len = e.value_len;
+            memcpy(field, &e, kFieldImage);
             set_indexed(field, index);
             // Two plain stores: GCC joins equal neighbouring stores into
             // a vector build and store (four instructions), unless the

@@ -25,17 +25,62 @@
 
 namespace hpack {
 
+// A descriptor: where an entry's name and value are (in the arena, the
+// value right after the name) and the owner's Extra.  Packed (16 octets
+// before Extra): a name pointer and two 32-bit lengths; the encoder's.  A
+// field image (32): name, name length, value, value length, laid out as
+// the first members of hpack_field_t, so that the decoder copies them into
+// a field as one block: a dynamic field of the run of indexed fields took
+// 37 instructions, now 33 (warm request decode 769 -> 744 instructions a
+// block, 37.0 -> 36.0 ns), and the decoder's descriptor is 64 octets,
+// which the ring addresses with one shift.
+template <class Extra, bool FieldImage>
+struct TableEntry;
+
 template <class Extra>
+struct TableEntry<Extra, false> {
+    uint8_t* name;
+    uint32_t name_len;
+    uint32_t value_len;
+    Extra    extra;
+
+    const uint8_t* value() const { return name + name_len; }
+    void place(uint8_t* at, size_t nl, size_t vl) {
+        name = at;
+        name_len = static_cast<uint32_t>(nl);
+        value_len = static_cast<uint32_t>(vl);
+    }
+    void move_back(size_t d) { name -= d; }
+};
+
+template <class Extra>
+struct TableEntry<Extra, true> {
+    uint8_t* name;
+    size_t   name_len;
+    uint8_t* value_at;
+    size_t   value_len;
+    Extra    extra;
+
+    const uint8_t* value() const { return value_at; }
+    void place(uint8_t* at, size_t nl, size_t vl) {
+        name = at;
+        name_len = nl;
+        value_at = at + nl;
+        value_len = vl;
+    }
+    void move_back(size_t d) {
+        name -= d;
+        value_at -= d;
+    }
+};
+
+template <class Extra, bool FieldImage = false>
 class DynamicTable {
 public:
-    struct Entry {
-        uint8_t* name;        // in the arena; the value follows
-        uint32_t name_len;
-        uint32_t value_len;
-        Extra    extra;
-
-        size_t size() const { return name_len + value_len + HPACK_ENTRY_OVERHEAD; }
-    };
+    using Entry = TableEntry<Extra, FieldImage>;
+    static size_t entry_size(const Entry& e) {
+        return e.name_len + e.value_len + HPACK_ENTRY_OVERHEAD;
+    }
 
     explicit DynamicTable(const Allocator& a) : alloc_(a) {}
     ~DynamicTable() {
@@ -73,7 +118,7 @@ public:
     Entry& entry(uint64_t id) { return ring_[id & ring_mask_]; }
     const Entry& entry(uint64_t id) const { return ring_[id & ring_mask_]; }
     const uint8_t* name(const Entry& e) const { return e.name; }
-    const uint8_t* value(const Entry& e) const { return e.name + e.name_len; }
+    const uint8_t* value(const Entry& e) const { return e.value(); }
 
     // A snapshot for a run of lookups that insert nothing: the fields a
     // compiler would otherwise reload after every store through a pointer.
@@ -104,7 +149,7 @@ public:
     uint32_t evict_to(size_t target) {
         uint32_t n = 0;
         while (size_ > target) {
-            size_ -= entry(first_id_).size();
+            size_ -= entry_size(entry(first_id_));
             ++first_id_;
             ++n;
         }
@@ -135,9 +180,7 @@ public:
         const size_t bytes = name_len + value_len;
         if (arena_tail_ + bytes > arena_cap_) compact();
         Entry& e = entry(next_id_);
-        e.name = arena_ + arena_tail_;
-        e.name_len = static_cast<uint32_t>(name_len);
-        e.value_len = static_cast<uint32_t>(value_len);
+        e.place(arena_ + arena_tail_, name_len, value_len);
         if (name_len) memcpy(arena_ + arena_tail_, name, name_len);
         if (value_len) memcpy(arena_ + arena_tail_ + name_len, value, value_len);
         arena_tail_ += bytes;
@@ -161,7 +204,7 @@ private:
         }
         const size_t head = static_cast<size_t>(entry(first_id_).name - arena_);
         memmove(arena_, arena_ + head, arena_tail_ - head);
-        for (uint64_t id = first_id_; id < next_id_; ++id) entry(id).name -= head;
+        for (uint64_t id = first_id_; id < next_id_; ++id) entry(id).move_back(head);
         arena_tail_ -= head;
     }
 
@@ -190,9 +233,9 @@ private:
     uint64_t  next_id_ = 0;
 };
 
-template <class Extra>
-bool DynamicTable<Extra>::reserve(size_t max_size, size_t extra_per_slot, void** extra,
-                                  void* storage) {
+template <class Extra, bool FieldImage>
+bool DynamicTable<Extra, FieldImage>::reserve(size_t max_size, size_t extra_per_slot,
+                                              void** extra, void* storage) {
     if (extra) *extra = nullptr;
     if (max_size <= reserved_ && ring_) return true;
     const size_t ring_cap = ring_capacity_for(max_size);
@@ -210,7 +253,7 @@ bool DynamicTable<Extra>::reserve(size_t max_size, size_t extra_per_slot, void**
         Entry e = entry(id);
         const size_t bytes = e.name_len + e.value_len;
         memcpy(arena + tail, e.name, bytes);
-        e.name = arena + tail;
+        e.place(arena + tail, e.name_len, e.value_len);
         tail += bytes;
         ring[id & (ring_cap - 1)] = e;
     }
