@@ -766,6 +766,27 @@ HPACK_API int hpack_decode_fields(hpack_decoder_t* dec, const uint8_t** pos,
                 // at may move (the scratch, the arena, the descriptors).
                 // A field parsed in place changes nothing fast depends on.
                 dec->batch_more = true;
+                // In place, nothing buffered: parse() directly, what
+                // decode_any() would do after its checks.  A later field
+                // cannot be a size update, and parse() changes nothing
+                // when the field is cut short or wrong: decode_any()
+                // parses it again and reports it.
+                if (HPACK_LIKELY(dec->fast && *pos < end)) {
+                    size_t used;
+                    rc = dec->parse(*pos, end, fields + n, &used);
+                    if (HPACK_LIKELY(rc == HPACK_OK)) {
+                        *pos += used;
+                        dec->stats.wire_bytes += used;
+                        dec->field_done(fields + n);
+                        ++n;
+                        if (n == max_fields) break;
+                        continue;
+                    }
+                    if (rc == kBatchFull) {
+                        rc = HPACK_OK;
+                        break;
+                    }
+                }
                 rc = dec->decode_any(pos, end, last, fields + n);
                 if (rc != HPACK_OK || dec->pending.size() != 0)
                     dec->fast = dec->ready && !dec->update_required &&
