@@ -308,6 +308,17 @@ struct NoRecord {
     HPACK_INLINE void operator()(unsigned) const {}
 };
 
+// A group's lookup that found entry e, of `bits` (entry_bits()): its
+// symbols into the group's output word, its bits consumed.  (sum >> 3) &
+// ~7 is 8 times the symbols so far: sum's bits consumed (at most 42
+// before the last lookup) fall below bit 3 of it.
+HPACK_INLINE void take_entry(uint32_t e, unsigned bits, uint64_t& buf, unsigned& sum,
+                             uint64_t& out) {
+    out |= uint64_t{e & 0xffff} << ((sum >> 3) & ~7u);
+    buf <<= (bits & 63);
+    sum += bits;
+}
+
 template <typename OnLookup = NoRecord>
 HPACK_INLINE bool group_step(uint64_t& buf, unsigned& shift, unsigned& sum, uint64_t& out,
                              const OnLookup& record = {}) {
@@ -315,12 +326,7 @@ HPACK_INLINE bool group_step(uint64_t& buf, unsigned& shift, unsigned& sum, uint
     const uint32_t e = kDecode.e[index];
     if (HPACK_UNLIKELY(e & kDecodeSlow))
         return false;
-    const unsigned bits = entry_bits(index);
-    // (sum >> 3) & ~7 is 8 times the symbols so far: sum's bits consumed
-    // (at most 42 before the last lookup) fall below bit 3 of it.
-    out |= uint64_t{e & 0xffff} << ((sum >> 3) & ~7u);
-    buf <<= (bits & 63);
-    sum += bits;
+    take_entry(e, entry_bits(index), buf, sum, out);
     shift = e >> 26;
     record(sum);
     return true;
@@ -924,6 +930,7 @@ HPACK_INLINE unsigned lane_bits(size_t index) {
 #endif
 }
 
+
 // A lane's refill: from 8 octets before the end on, as load_tail() reads.
 HPACK_INLINE void lane_refill(Lean& s, intptr_t last, const HuffmanJob& j) {
     refill_from(s.buf, s.avail, s.p,
@@ -938,10 +945,7 @@ HPACK_INLINE bool lane_step(uint64_t& buf, unsigned& sum, uint64_t& out) {
     const uint32_t e = kLane.e[index];
     if (HPACK_UNLIKELY(e & kLaneStop))
         return false;
-    const unsigned bits = lane_bits(index);
-    out |= uint64_t{e & 0xffff} << ((sum >> 3) & ~7u);
-    buf <<= (bits & 63);
-    sum += bits;
+    take_entry(e, lane_bits(index), buf, sum, out);
     return true;
 }
 
