@@ -930,7 +930,6 @@ HPACK_INLINE unsigned lane_bits(size_t index) {
 #endif
 }
 
-
 // A lane's refill: from 8 octets before the end on, as load_tail() reads.
 HPACK_INLINE void lane_refill(Lean& s, intptr_t last, const HuffmanJob& j) {
     refill_from(s.buf, s.avail, s.p,
@@ -1026,7 +1025,8 @@ struct Lanes {
     unsigned    slow;
 };
 
-// N lanes' turns in turn (N is 2 or 3) until one leaves the loop.
+// N lanes' turns in turn (N is 2 or 3) until one leaves the loop.  With
+// two, c is a copy of b that takes no turn (the compiler drops it).
 template <size_t N>
 HPACK_INLINE void decode_lanes_body(Lanes<N>& t, LaneQueue& q) {
     static_assert(N == 2 || N == 3, "two or three lanes");
