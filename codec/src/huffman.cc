@@ -267,24 +267,34 @@ HPACK_INLINE int64_t bit_position(const Stream& s) {
 }
 
 // The entry octet with the bits consumed (bits 0-5) and the symbol count
-// (bits 6-7), by a load of its own: it feeds the shift as it comes (x86
-// masks shift counts to 6 bits), so the lookup's dependency chain is the
-// load, that shift and the next index's shift.
-HPACK_INLINE unsigned entry_bits(size_t index) {
+// (bits 6-7) of an entry of `table` (kDecode, or kLane below), by a load
+// of its own: it feeds the shift as it comes (x86 masks shift counts to 6
+// bits), so the lookup's dependency chain is the load, that shift and the
+// next index's shift.
+template <const auto& table>
+HPACK_INLINE unsigned bits_of(size_t index) {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    return reinterpret_cast<const uint8_t*>(&kDecode.e[index])[2];
+    return reinterpret_cast<const uint8_t*>(&table.e[index])[2];
 #else
-    return (kDecode.e[index] >> 16) & 0xff;
+    return (table.e[index] >> 16) & 0xff;
 #endif
 }
 
+HPACK_INLINE unsigned entry_bits(size_t index) { return bits_of<kDecode>(index); }
+
 // Stores the entry's symbols (one 32-bit store; the caller's slack covers
 // it) and consumes their bits.
+HPACK_INLINE void consume(uint64_t& buf, unsigned& avail, uint8_t*& d, uint32_t e,
+                          unsigned bits) {
+    store32_le(d, e);
+    d += bits >> 6;
+    buf <<= (bits & 63);
+    avail -= bits & 63;
+}
+
+// consume(), and the window shift the entry leads to.
 HPACK_INLINE void apply(Stream& s, uint32_t e, unsigned bits) {
-    store32_le(s.d, e);
-    s.d += bits >> 6;
-    s.buf <<= (bits & 63);
-    s.avail -= bits & 63;
+    consume(s.buf, s.avail, s.d, e, bits);
     s.shift = e >> 26;
 }
 
@@ -921,15 +931,6 @@ constexpr bool lane_stops_are_links() {
 }
 static_assert(lane_stops_are_links(), "a lane stops only at a link");
 
-// entry_bits() for kLane.
-HPACK_INLINE unsigned lane_bits(size_t index) {
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    return reinterpret_cast<const uint8_t*>(&kLane.e[index])[2];
-#else
-    return (kLane.e[index] >> 16) & 0xff;
-#endif
-}
-
 // A lane's refill: from 8 octets before the end on, as load_tail() reads.
 HPACK_INLINE void lane_refill(Lean& s, intptr_t last, const HuffmanJob& j) {
     refill_from(s.buf, s.avail, s.p,
@@ -944,7 +945,7 @@ HPACK_INLINE bool lane_step(uint64_t& buf, unsigned& sum, uint64_t& out) {
     const uint32_t e = kLane.e[index];
     if (HPACK_UNLIKELY(e & kLaneStop))
         return false;
-    take_entry(e, lane_bits(index), buf, sum, out);
+    take_entry(e, bits_of<kLane>(index), buf, sum, out);
     return true;
 }
 
@@ -967,6 +968,8 @@ struct LaneQueue {
     HuffmanJob*    jobs;
     const uint8_t* order;
     size_t         next, count;
+
+    HuffmanJob* take() { return &jobs[order[next++]]; }
 };
 
 HPACK_INLINE intptr_t lane_last(const HuffmanJob* j) {
@@ -992,7 +995,7 @@ HPACK_INLINE bool lane_stop(Lean& s, HuffmanJob*& j, intptr_t& last, LaneQueue& 
         if (q.next == q.count)
             return false;
         j->result = end_result(start, s.d, j->dst);
-        j = &q.jobs[q.order[q.next++]];
+        j = q.take();
         s = {0, j->src, j->dst, 0};
         last = lane_last(j);
         return true;
@@ -1002,11 +1005,7 @@ HPACK_INLINE bool lane_stop(Lean& s, HuffmanJob*& j, intptr_t& last, LaneQueue& 
     const uint32_t e = kDecode.e[index];
     if (e & kDecodeSlow)
         return false;
-    const unsigned bits = entry_bits(index);
-    store32_le(s.d, e);
-    s.d += bits >> 6;
-    s.buf <<= (bits & 63);
-    s.avail -= bits & 63;
+    consume(s.buf, s.avail, s.d, e, entry_bits(index));
     return true;
 }
 
@@ -1088,7 +1087,7 @@ HPACK_INLINE void run_lanes(Lanes<N>& t, LaneQueue& q, LanesFn<N> decode_lanes) 
         if (!at_slow_entry(t.s[k], j->src, j->n, j->dst, &j->result))
             continue;
         if (q.next < q.count) {
-            t.j[k] = &q.jobs[q.order[q.next++]];
+            t.j[k] = q.take();
             t.s[k] = fresh_stream(*t.j[k]);
             continue;
         }
@@ -1103,23 +1102,17 @@ HPACK_INLINE void run_lanes(Lanes<N>& t, LaneQueue& q, LanesFn<N> decode_lanes) 
 template <LanesFn<3> decode_lanes3, LanesFn<2> decode_lanes2>
 HPACK_INLINE void decode_many(HuffmanJob* jobs, const uint8_t* order, size_t count) {
     LaneQueue q{jobs, order, 0, count};
-    Lanes<2> two;
-    if (count >= 3) {
-        Lanes<3> three;
-        for (size_t k = 0; k < 3; ++k) {
-            three.j[k] = &jobs[order[q.next++]];
-            three.s[k] = fresh_stream(*three.j[k]);
-        }
+    Lanes<3> three;
+    for (size_t k = 0; k < 3 && k < count; ++k) {
+        three.j[k] = q.take();
+        three.s[k] = fresh_stream(*three.j[k]);
+    }
+    if (count >= 3)
         run_lanes(three, q, decode_lanes3);
-        for (size_t k = 0; k < 2; ++k) {
-            two.s[k] = three.s[k];
-            two.j[k] = three.j[k];
-        }
-    } else {
-        for (size_t k = 0; k < 2; ++k) {
-            two.j[k] = &jobs[order[q.next++]];
-            two.s[k] = fresh_stream(*two.j[k]);
-        }
+    Lanes<2> two;
+    for (size_t k = 0; k < 2; ++k) {
+        two.s[k] = three.s[k];
+        two.j[k] = three.j[k];
     }
     run_lanes(two, q, decode_lanes2);
     HuffmanJob* const j = two.j[0];
