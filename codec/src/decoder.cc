@@ -272,11 +272,7 @@ using namespace hpack;
 inline int hpack_decoder::resolve(uint32_t index, hpack_field_t* f) {
     if (index == 0) return HPACK_E_INDEX;
     if (index <= kStaticEntries) {
-        const StaticEntry& e = kStaticTable[index];
-        f->name = reinterpret_cast<const uint8_t*>(e.name);
-        f->name_len = e.name_len;
-        f->value = reinterpret_cast<const uint8_t*>(e.value);
-        f->value_len = e.value_len;
+        memcpy(f, &kStaticFields.f[index].field, kFieldImage);
         f->static_index = index;
         f->memo = nullptr;
         f->name_memo = nullptr;
@@ -284,10 +280,7 @@ inline int hpack_decoder::resolve(uint32_t index, hpack_field_t* f) {
     }
     if (index - kStaticEntries > table.count()) return HPACK_E_INDEX;
     auto& e = table.entry(table.id_of_index(index));
-    f->name = table.name(e);
-    f->name_len = e.name_len;
-    f->value = table.value(e);
-    f->value_len = e.value_len;
+    memcpy(f, &e, kFieldImage);
     f->static_index = 0;
     f->memo = &e.extra;
     f->name_memo = &e.extra;
@@ -696,7 +689,7 @@ inline size_t hpack_decoder::decode_indexed_run(const uint8_t** pos, const uint8
             ++n_static;
         } else if (index - (kStaticEntries + 1) < n_dynamic) {
             auto& e = t.by_index(index);
-            n = size_t{e.name_len} + e.value_len + HPACK_ENTRY_OVERHEAD;
+            n = decltype(table)::entry_size(e);
             if (HPACK_UNLIKELY(room < n))
                 break;
             memcpy(field, &e, kFieldImage);
