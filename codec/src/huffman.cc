@@ -1086,27 +1086,30 @@ HPACK_INLINE void decode_lanes_body(Lanes<N>& t, LaneQueue& q) {
                 break;
             }
         }
-        // Lanes before the first to stop took lookup k, those after it not.
-        bool ga = true, gb = true, gc = true;
-        if (HPACK_UNLIKELY(first != N)) {
-            ga = first != 0 && lane_steps_from(a.buf, sa, oa, k + 1);
-            gb = first != 1 && lane_steps_from(b.buf, sb, ob, first < 1 ? k : k + 1);
+        if (HPACK_LIKELY(first == N)) {
+            lane_settle(a, sa, oa);
+            lane_settle(b, sb, ob);
             if (N == 3)
-                gc = first != 2 && lane_steps_from(c.buf, sc, oc, k);
+                lane_settle(c, sc, oc);
+            continue;
         }
+        // Lanes before the first to stop took lookup k, those after it not.
+        const bool ga = first != 0 && lane_steps_from(a.buf, sa, oa, k + 1);
+        const bool gb = first != 1 && lane_steps_from(b.buf, sb, ob, first < 1 ? k : k + 1);
+        const bool gc = N == 2 || (first != 2 && lane_steps_from(c.buf, sc, oc, k));
         lane_settle(a, sa, oa);
         lane_settle(b, sb, ob);
         if (N == 3)
             lane_settle(c, sc, oc);
-        if (HPACK_UNLIKELY(!ga) && !lane_stop(a, ja, a_last, q)) {
+        if (!ga && !lane_stop(a, ja, a_last, q)) {
             slow = 0;
             break;
         }
-        if (HPACK_UNLIKELY(!gb) && !lane_stop(b, jb, b_last, q)) {
+        if (!gb && !lane_stop(b, jb, b_last, q)) {
             slow = 1;
             break;
         }
-        if (N == 3 && HPACK_UNLIKELY(!gc) && !lane_stop(c, jc, c_last, q)) {
+        if (!gc && !lane_stop(c, jc, c_last, q)) {
             slow = 2;
             break;
         }
