@@ -932,13 +932,34 @@ constexpr bool lane_stops_are_links() {
 }
 static_assert(lane_stops_are_links(), "a lane stops only at a link");
 
-// A lane's refill: from 8 octets before the end on, as load_tail() reads.
-HPACK_INLINE void lane_refill(Lean& s, intptr_t last, const HuffmanJob& j) {
-    refill_from(s.buf, s.avail, s.p,
-                HPACK_LIKELY(reinterpret_cast<intptr_t>(s.p) <= last)
-                    ? load64_be(s.p)
-                    : load_tail(j.src, j.n, static_cast<size_t>(s.p - j.src)));
+// A lane: its string's end, the bits consumed counted from that end
+// (negative while bits are left), and its output.  A group takes a window
+// of its own from `rel` (lane_window()): no window is carried from one
+// group to the next, so a lane holds three values between its groups.
+struct Lane {
+    const uint8_t* end;
+    int64_t        rel;
+    uint8_t*       d;
+};
+
+HPACK_INLINE Lane lane_at(const HuffmanJob& j, int64_t consumed, uint8_t* d) {
+    return {j.src + j.n, consumed - static_cast<int64_t>(j.n) * 8, d};
 }
+
+// The 64 bits from the lane's position on, the first in bit 63: the 8
+// octets from the one that holds it, shifted by the bits of that octet
+// consumed (so 57 or more are input, or ones past the end as load_tail()
+// reads them, and zeros below).  rel < -56: the 8 octets lie before the
+// end.
+HPACK_INLINE uint64_t lane_window(const Lane& l, const HuffmanJob& j) {
+    const int64_t o = l.rel >> 3;  // the octet, from the end (floor)
+    const uint64_t v = HPACK_LIKELY(l.rel < -56)
+                           ? load64_be(l.end + o)
+                           : load_tail(j.src, j.n, static_cast<size_t>(static_cast<int64_t>(j.n) + o));
+    return v << (l.rel & 7);
+}
+static_assert(3 * (64 - kDecodeRootShift) + (64 - kDecodeRootShift) <= 57,
+              "a lane's window covers a group");
 
 // Bits 16-31 of kLane's entry, by a load of its own (as entry_bits()).
 HPACK_INLINE unsigned lane_word(size_t index) {
@@ -968,21 +989,12 @@ HPACK_INLINE bool lane_step(uint64_t& buf, unsigned& sum, uint64_t& out) {
     return true;
 }
 
-// The rest of a lane's group from its lookup k on, after another lane's
-// group stopped (false at a link).
-HPACK_INLINE bool lane_steps_from(uint64_t& buf, unsigned& sum, uint64_t& out, unsigned k) {
-    for (; k < 4; ++k)
-        if (!lane_step(buf, sum, out))
-            return false;
-    return true;
-}
-
 // The end of a lane's group: its symbols out in one store, its bits
 // consumed.
-HPACK_INLINE void lane_settle(Lean& s, unsigned sum, uint64_t out) {
-    store64_le(s.d, out);
-    s.d += sum >> 11;
-    s.avail -= sum & 63;
+HPACK_INLINE void lane_settle(Lane& l, unsigned sum, uint64_t out) {
+    store64_le(l.d, out);
+    l.d += sum >> 11;
+    l.rel += sum & 63;
 }
 
 // The strings the lanes have yet to take.
@@ -994,10 +1006,6 @@ struct LaneQueue {
     HuffmanJob* take() { return &jobs[order[next++]]; }
 };
 
-HPACK_INLINE intptr_t lane_last(const HuffmanJob* j) {
-    return reinterpret_cast<intptr_t>(j->src) + static_cast<intptr_t>(j->n) - 8;
-}
-
 // A lane whose group stopped at a link.  The link is taken (its eight ones
 // consumed, as a kDecode lookup would).  When that is the string's end
 // (the ones start fewer than 8 bits before it, as in decode_to_end()) and
@@ -1006,29 +1014,42 @@ HPACK_INLINE intptr_t lane_last(const HuffmanJob* j) {
 // true, the lane at the root.  False at the last string's end and at a
 // code past the link window, with the state that at_slow_entry() (in
 // decode_many()) takes.
-HPACK_INLINE bool lane_stop(Lean& s, HuffmanJob*& j, intptr_t& last, LaneQueue& q) {
-    // A group consumes at most 3 * 14 bits before its last lookup, after
-    // a refill to 56 or more: the eight ones are in the window.
-    s.buf <<= kDecodeLinkConsumed;
-    s.avail -= kDecodeLinkConsumed;
-    const int64_t start = (last + 8 - reinterpret_cast<intptr_t>(s.p)) * 8 + s.avail
-                          + kDecodeLinkConsumed;
+HPACK_INLINE bool lane_stop(Lane& l, HuffmanJob*& j, LaneQueue& q) {
+    const int64_t start = -l.rel;  // bits left where the link starts
+    l.rel += kDecodeLinkConsumed;
     if (ends_at(start)) {
         if (q.next == q.count)
             return false;
-        j->result = end_result(start, s.d, j->dst);
+        j->result = end_result(start, l.d, j->dst);
         j = q.take();
-        s = {0, j->src, j->dst, 0};
-        last = lane_last(j);
+        l = lane_at(*j, 0, j->dst);
         return true;
     }
-    lane_refill(s, last, *j);
-    const size_t index = s.buf >> kDecodeLinkShift;
+    const size_t index = lane_window(l, *j) >> kDecodeLinkShift;
     const uint32_t e = kDecode.e[index];
     if (e & kDecodeSlow)
         return false;
-    consume(s.buf, s.avail, s.d, e, entry_bits(index));
+    const unsigned bits = entry_bits(index);
+    store32_le(l.d, e);
+    l.d += bits >> 6;
+    l.rel += bits & 63;
     return true;
+}
+
+// A stream as a lane, and back.  Streams come to the lanes at the root: a
+// fresh one, one the lanes gave back there, or one that at_slow_entry()
+// took through a long code (slow_symbol() ends at the root).
+HPACK_INLINE Lane lane_of(const Stream& s, const HuffmanJob& j) {
+    return lane_at(j, bit_position(s), s.d);
+}
+
+HPACK_INLINE Stream stream_of(const Lane& l, const HuffmanJob& j, unsigned shift) {
+    const int64_t consumed = l.rel + static_cast<int64_t>(j.n) * 8;
+    Stream s{0, static_cast<size_t>(consumed >> 3), l.d, 0, shift};
+    refill(s, j.src, j.n);
+    s.buf <<= (consumed & 7);
+    s.avail -= static_cast<unsigned>(consumed & 7);
+    return s;
 }
 
 // The lanes' state, in and out of decode_lanes(): slow is the lane that
@@ -1040,13 +1061,13 @@ struct Lanes {
     unsigned    slow;
 };
 
-// N lanes (N is 2 or 3) until one leaves the loop.  A round refills the
-// lanes, runs their groups' lookups in step (the first lookup of each
-// lane, then the second of each...), settles them, and then gives the
-// lanes that stopped at a link to lane_stop(), in order.  A lane whose
-// group stops lets the others finish theirs alone (lane_steps_from()), out
-// of the common path.  With two lanes, c is a copy of b that takes no part
-// (the compiler drops it).
+// N lanes (N is 2 or 3) until one leaves the loop.  A round takes each
+// lane's window, runs their groups' lookups in step (the first lookup of
+// each lane, then the second of each...) until one of them stops at a
+// link, settles what each lane took, and gives the one that stopped to
+// lane_stop().  A group cut short is no error: the lane goes on from
+// where it is in the next round.  With two lanes, c is a copy of b that
+// takes no part (the compiler drops it).
 //
 // In step, because each lookup waits on the one before it in its lane:
 // lane after lane, a group's lookups were a chain of about 60 instructions
@@ -1055,72 +1076,57 @@ struct Lanes {
 // hold fewer instructions than recent Intel cores') the benchmark
 // request's strings in the loop written to time them took 921 ns lane
 // after lane and 870 in step; three strings of 420 octets, 2,239 and
-// 1,903 with the lane word (lane_step()).
+// 1,903 with the lane word (lane_step()).  Then 860 -> 820 ns with the
+// lanes' state as a position (Lane): three values a lane between rounds
+// instead of five, and GCC no longer kept a group's sum on the stack.
+// Letting the other lanes finish their groups when one stopped (a loop of
+// lookups from where each was) cost more than it saved: 953-969 ns.
 template <size_t N>
 HPACK_INLINE void decode_lanes_body(Lanes<N>& t, LaneQueue& q) {
     static_assert(N == 2 || N == 3, "two or three lanes");
     HuffmanJob *ja = t.j[0], *jb = t.j[1], *jc = t.j[N - 1];
-    Lean a = lean_of(t.s[0], ja->src), b = lean_of(t.s[1], jb->src),
-         c = lean_of(t.s[N - 1], jc->src);
-    intptr_t a_last = lane_last(ja), b_last = lane_last(jb), c_last = lane_last(jc);
+    Lane a = lane_of(t.s[0], *ja), b = lane_of(t.s[1], *jb), c = lane_of(t.s[N - 1], *jc);
     unsigned slow;
     for (;;) {
-        lane_refill(a, a_last, *ja);
-        lane_refill(b, b_last, *jb);
-        if (N == 3)
-            lane_refill(c, c_last, *jc);
+        uint64_t wa = lane_window(a, *ja), wb = lane_window(b, *jb),
+                 wc = N == 3 ? lane_window(c, *jc) : 0;
         unsigned sa = 0, sb = 0, sc = 0;
         uint64_t oa = 0, ob = 0, oc = 0;
-        unsigned k = 0, first = N;  // the first lane to stop, at lookup k
+        unsigned first = N;  // the lane that stopped
 #pragma GCC unroll 4
-        for (; k < 4; ++k) {
-            if (HPACK_UNLIKELY(!lane_step(a.buf, sa, oa))) {
+        for (unsigned k = 0; k < 4; ++k) {
+            if (HPACK_UNLIKELY(!lane_step(wa, sa, oa))) {
                 first = 0;
                 break;
             }
-            if (HPACK_UNLIKELY(!lane_step(b.buf, sb, ob))) {
+            if (HPACK_UNLIKELY(!lane_step(wb, sb, ob))) {
                 first = 1;
                 break;
             }
-            if (N == 3 && HPACK_UNLIKELY(!lane_step(c.buf, sc, oc))) {
+            if (N == 3 && HPACK_UNLIKELY(!lane_step(wc, sc, oc))) {
                 first = 2;
                 break;
             }
         }
-        if (HPACK_LIKELY(first == N)) {
-            lane_settle(a, sa, oa);
-            lane_settle(b, sb, ob);
-            if (N == 3)
-                lane_settle(c, sc, oc);
-            continue;
-        }
-        // Lanes before the first to stop took lookup k, those after it not.
-        const bool ga = first != 0 && lane_steps_from(a.buf, sa, oa, k + 1);
-        const bool gb = first != 1 && lane_steps_from(b.buf, sb, ob, first < 1 ? k : k + 1);
-        const bool gc = N == 2 || (first != 2 && lane_steps_from(c.buf, sc, oc, k));
         lane_settle(a, sa, oa);
         lane_settle(b, sb, ob);
         if (N == 3)
             lane_settle(c, sc, oc);
-        if (!ga && !lane_stop(a, ja, a_last, q)) {
-            slow = 0;
-            break;
-        }
-        if (!gb && !lane_stop(b, jb, b_last, q)) {
-            slow = 1;
-            break;
-        }
-        if (!gc && !lane_stop(c, jc, c_last, q)) {
-            slow = 2;
+        if (HPACK_LIKELY(first == N))
+            continue;
+        const bool on = first == 0   ? lane_stop(a, ja, q)
+                        : first == 1 ? lane_stop(b, jb, q)
+                                     : lane_stop(c, jc, q);
+        if (!on) {
+            slow = first;
             break;
         }
     }
-    const Lean* const lean[3] = {&a, &b, &c};
+    const Lane* const lane[3] = {&a, &b, &c};
     HuffmanJob* const job[3] = {ja, jb, jc};
     for (size_t k = 0; k < N; ++k) {
         t.j[k] = job[k];
-        t.s[k] = stream_of(*lean[k], job[k]->src,
-                           k == slow ? kDecodeLinkShift : kDecodeRootShift);
+        t.s[k] = stream_of(*lane[k], *job[k], k == slow ? kDecodeLinkShift : kDecodeRootShift);
     }
     t.slow = slow;
 }
