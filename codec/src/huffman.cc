@@ -892,12 +892,16 @@ HPACK_INLINE Stream fresh_stream(const HuffmanJob& j) {
     return {0, 0, j.dst, 0, kDecodeRootShift};
 }
 
-// kLane's entries: the symbols in bits 0-15 as in kDecode; the bits
-// consumed in bits 16-21, alone; 8 times the symbol count in bits 24-31
-// (0, 8 or 16); or kLaneStop for a link, which the lanes leave to
-// lane_stop().  Bits 16-31 make a word that a group adds up as it goes:
-// its low octet counts the bits consumed, its high one the output
-// octets, shifted left by 3, which place the next lookup's symbols.
+// kLane's entries: the bits consumed in bits 0-5, alone; 8 times the
+// symbol count in bits 8-15 (0, 8 or 16); the symbols in bits 16-31,
+// first in 16-23; or kLaneStop for a link, which the lanes leave to
+// lane_stop().  A group adds its entries up as it goes (lane_step()):
+// the low octet counts the bits consumed, the next the output octets,
+// shifted left by 3, which place the next lookup's symbols; and the
+// entry shifts the window by itself (x86 masks shift counts to 6 bits).
+// A root entry's symbols are below 0x80 (their codes are 13 bits at
+// most), so none of them reads as kLaneStop: lane_stops_are_links()
+// would fail on it.
 struct LaneTable {
     uint32_t e[size_t{1} << (64 - kDecodeRootShift)];
 };
@@ -910,7 +914,7 @@ constexpr LaneTable make_lane_table() {
         const uint32_t e = kDecode.e[i];
         t.e[i] = (e & kDecodeSlow) || (e >> 26) != kDecodeRootShift
                      ? kLaneStop
-                     : (e & 0xffffu) | (e & 0x3f0000u) | ((e >> 22 & 3u) << 27);
+                     : ((e & 0xffffu) << 16) | ((e >> 16) & 0x3fu) | ((e >> 22 & 3u) << 11);
     }
     return t;
 }
@@ -961,8 +965,8 @@ HPACK_INLINE uint64_t lane_window(const Lane& l, const HuffmanJob& j) {
 static_assert(3 * (64 - kDecodeRootShift) + (64 - kDecodeRootShift) <= 57,
               "a lane's window covers a group");
 
-// Bits 16-31 of kLane's entry, by a load of its own (as entry_bits()).
-HPACK_INLINE unsigned lane_word(size_t index) {
+// The symbols of kLane's entry (bits 16-31), by a load of its own.
+HPACK_INLINE unsigned lane_symbols(size_t index) {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     uint16_t v;
     memcpy(&v, reinterpret_cast<const uint8_t*>(&kLane.e[index]) + 2, 2);
@@ -973,19 +977,18 @@ HPACK_INLINE unsigned lane_word(size_t index) {
 }
 
 // One lookup of a lane's group, group_step() on kLane: false at a link,
-// with nothing taken.  `sum` adds up the lane words of the group's
-// lookups: the bits consumed below bit 8 (at most 52), 8 times the
-// symbols above (the next symbols' place in `out`, at most 48 before the
-// last lookup).
+// with nothing taken.  `sum` adds up the entries of the group's lookups:
+// the bits consumed below bit 8 (at most 52), 8 times the symbols in bits
+// 8-15 (the next symbols' place in `out`, at most 48 before the last
+// lookup), and the symbols' own sum above, which nothing reads.
 HPACK_INLINE bool lane_step(uint64_t& buf, unsigned& sum, uint64_t& out) {
     const size_t index = buf >> kDecodeRootShift;
     const uint32_t e = kLane.e[index];
     if (HPACK_UNLIKELY(e & kLaneStop))
         return false;
-    const unsigned w = lane_word(index);
-    out |= uint64_t{e & 0xffff} << (sum >> 8);
-    buf <<= (w & 63);
-    sum += w;
+    out |= uint64_t{lane_symbols(index)} << ((sum >> 8) & 63);
+    buf <<= (e & 63);
+    sum += e;
     return true;
 }
 
@@ -993,7 +996,7 @@ HPACK_INLINE bool lane_step(uint64_t& buf, unsigned& sum, uint64_t& out) {
 // consumed.
 HPACK_INLINE void lane_settle(Lane& l, unsigned sum, uint64_t out) {
     store64_le(l.d, out);
-    l.d += sum >> 11;
+    l.d += (sum >> 11) & 31;
     l.rel += sum & 63;
 }
 
