@@ -429,13 +429,15 @@ TEST_P(HuffmanEncode, EveryGroupKindWithEveryTail) {
     }
 }
 
-// Text whose groups of eight keep missing one store is written four
-// symbols a store from the third miss on (when at least one group of
-// sixteen in four missed).  Three groups of sixteen that miss, then each
-// kind of four-symbol group at each place of the next groups of sixteen,
-// then every tail; both encoders, the bounded one at each of the last 13
-// limits below the code's length and one above.  And
-// text that misses less often than that: it keeps to groups of eight.
+// Text whose groups of eight keep missing one store is written eight
+// symbols a turn in two stores, four and four, from the third miss on
+// (when at least one group of sixteen in four missed).  Three groups of
+// sixteen that miss, then each kind of four-symbol group at each place of
+// the next groups of sixteen, then 24 ordinary symbols (the dense loop
+// stops 36 octets before the end), then every tail; both encoders, the
+// bounded one at each of the last 13 limits below the code's length and
+// one above.  And text that misses less often than that: it keeps to
+// groups of eight.
 TEST_P(HuffmanEncode, DenseTextWithEveryGroupKindAndTail) {
     const Bytes miss = bytes("XZ&*;XZ&XZ&*;XZ&");             // 4 x 32 bits
     const Bytes ordinary4 = bytes("abcd");
@@ -460,7 +462,7 @@ TEST_P(HuffmanEncode, DenseTextWithEveryGroupKindAndTail) {
                             head.insert(head.end(), ordinary4.begin(), ordinary4.end());
                     head.insert(head.end(), miss.begin(), miss.end());
                 }
-                for (int q = 0; q < 8; ++q) {
+                for (int q = 0; q < 8 + 6; ++q) {
                     const Bytes& g = q == place ? kind.second : ordinary4;
                     head.insert(head.end(), g.begin(), g.end());
                 }
@@ -488,6 +490,34 @@ TEST_P(HuffmanEncode, DenseTextWithEveryGroupKindAndTail) {
                     }
                 }
             }
+        }
+    }
+}
+
+// The dense loop's two stores reach 16 octets past the start of a group
+// of eight: it must stop early enough that the code after it covers them.
+// Dense text ending in the shortest codes (5 bits) is the case where the
+// least code follows, at every length of that run; the output has guard
+// octets after its exact length (and is exactly that long under
+// AddressSanitizer).
+TEST_P(HuffmanEncode, DenseTextEndingInShortCodesStaysInTheOutput) {
+    const Bytes miss = bytes("XZ&*;XZ&XZ&*;XZ&");  // 4 x 32 bits
+    const Bytes shortest = bytes("012aceiost");     // 5 bits each
+    for (int dense_groups = 0; dense_groups < 4; ++dense_groups) {
+        for (size_t run = 0; run <= 48; ++run) {
+            Bytes in;
+            for (int g = 0; g < 3 + dense_groups; ++g)
+                in.insert(in.end(), miss.begin(), miss.end());
+            for (size_t k = 0; k < run; ++k)
+                in.push_back(shortest[k % shortest.size()]);
+            const Bytes want = reference_encode(in);
+            ASSERT_EQ(to_hex(encode(in)), to_hex(want)) << dense_groups << " " << run;
+            Bytes out(want.size() + kGuard, kGuardByte);
+            ASSERT_EQ(hpack::huffman_encode(in.data(), in.size(), out.data()), want.size());
+            for (size_t i = want.size(); i < out.size(); ++i)
+                ASSERT_EQ(out[i], kGuardByte)
+                    << "wrote at length + " << (i - want.size()) << ": " << dense_groups
+                    << " dense groups, " << run << " short codes";
         }
     }
 }
