@@ -494,30 +494,31 @@ TEST_P(HuffmanEncode, DenseTextWithEveryGroupKindAndTail) {
     }
 }
 
-// The dense loop's two stores reach 16 octets past the start of a group
-// of eight: it must stop early enough that the code after it covers them.
-// Dense text ending in the shortest codes (5 bits) is the case where the
-// least code follows, at every length of that run; the output has guard
-// octets after its exact length (and is exactly that long under
-// AddressSanitizer).
-TEST_P(HuffmanEncode, DenseTextEndingInShortCodesStaysInTheOutput) {
+// The group loops write two 8-octet stores a turn, which reach 16 octets
+// past the start of their groups: they must stop early enough that the
+// code after them covers those octets.  Text ending in the shortest codes
+// (5 bits) is the case where the least code follows: sparse text made of
+// them alone, and dense text ending in them, at every length of the run;
+// the output has guard octets after its exact length (and is exactly that
+// long under AddressSanitizer).
+TEST_P(HuffmanEncode, TextEndingInShortCodesStaysInTheOutput) {
     const Bytes miss = bytes("XZ&*;XZ&XZ&*;XZ&");  // 4 x 32 bits
     const Bytes shortest = bytes("012aceiost");     // 5 bits each
-    for (int dense_groups = 0; dense_groups < 4; ++dense_groups) {
-        for (size_t run = 0; run <= 48; ++run) {
+    for (int missing = 0; missing < 7; ++missing) {
+        for (size_t run = 0; run <= 80; ++run) {
             Bytes in;
-            for (int g = 0; g < 3 + dense_groups; ++g)
+            for (int g = 0; g < missing; ++g)
                 in.insert(in.end(), miss.begin(), miss.end());
             for (size_t k = 0; k < run; ++k)
                 in.push_back(shortest[k % shortest.size()]);
             const Bytes want = reference_encode(in);
-            ASSERT_EQ(to_hex(encode(in)), to_hex(want)) << dense_groups << " " << run;
+            ASSERT_EQ(to_hex(encode(in)), to_hex(want)) << missing << " " << run;
             Bytes out(want.size() + kGuard, kGuardByte);
             ASSERT_EQ(hpack::huffman_encode(in.data(), in.size(), out.data()), want.size());
             for (size_t i = want.size(); i < out.size(); ++i)
                 ASSERT_EQ(out[i], kGuardByte)
-                    << "wrote at length + " << (i - want.size()) << ": " << dense_groups
-                    << " dense groups, " << run << " short codes";
+                    << "wrote at length + " << (i - want.size()) << ": " << missing
+                    << " missing groups of sixteen, " << run << " short codes";
         }
     }
 }

@@ -1,12 +1,12 @@
 // HPACK Huffman code (RFC 7541 5.2, Appendix B).
 //
 // Encoding looks codes up two octets at a time (kPair, 576 KiB), left-
-// aligned, joins those of eight octets as two chains of four off the
-// accumulator's dependency chain, and writes them with one 64-bit store
-// when they fit (two otherwise), while the output has room for whole
-// words.  Text whose groups of eight keep missing one store (random
-// printable text, 7.7 bits a symbol) is written from a bit position, eight
-// symbols a turn in two stores (put_two()).
+// aligned, and joins those of eight octets as two chains of four.  While
+// the output has room for whole words, sixteen octets a turn go out from a
+// bit position in two 64-bit stores when each group of eight fits 56 bits
+// (put_two()).  Text whose groups of eight keep missing that (random
+// printable text, 7.7 bits a symbol) goes eight octets a turn, two groups
+// of four.  The rest goes through a 64-bit accumulator (put()).
 //
 // Decoding keeps a 64-bit window of the input, MSB first.  Its top 13 bits
 // index kDecode (32 KiB), whose entry holds the complete codes at the start
@@ -196,16 +196,14 @@ HPACK_INLINE void encode_each(EncodeState& st, const uint8_t* s, int count) {
     st = copy;
 }
 
-// Dense text (encode_groups16()) is written from a bit position instead,
-// eight symbols a turn in two stores: the first holds the octet under way
-// (the last bits of the code put before), the first four symbols' code
-// and as much of the second four's as fits; the second store holds the
-// rest.  Nothing carries from one turn to the next but the position and
-// the last code put, which holds the octet under way: a group of four
-// symbols has at least 20 bits, the octet under way at most 7.  Paired
-// slices against nginx, 4 KiB of random printable text, on the Zen 5 EPYC:
-// 0.587-0.589 of its time -> 0.539-0.557 (four symbols a store before);
-// 22,683 -> 21,427 instructions.
+// The group loop (encode_groups16()) writes from a bit position instead,
+// two groups a turn in two stores: the first holds the octet under way,
+// the first group's code and as much of the second's as fits; the second
+// store holds the rest.  Nothing carries from one turn to the next but
+// the position and the last code put, whose last bits are the octet under
+// way (a group has at least 20 bits, the octet under way at most 7): no
+// accumulator is shifted, and one position's bookkeeping serves two
+// groups.  Measured in DESIGN.md.
 struct GroupState {
     uint8_t* base;
     uint64_t pos;        // bits written from base
@@ -223,12 +221,11 @@ HPACK_INLINE EncodeState to_octets(const GroupState& g) {
     return EncodeState{g.last << (g.last_bits - s), g.base + (g.pos >> 3), s};
 }
 
-HPACK_INLINE uint8_t* out_of(const EncodeState& st) { return st.d; }
 HPACK_INLINE uint8_t* out_of(const GroupState& g) { return g.base + (g.pos >> 3); }
 
-// Adds two left-aligned codes of four symbols (20 to kPutMaxBits bits
-// each) with two 8-octet stores, which may run up to 16 octets past the
-// last whole octet.
+// Adds two left-aligned codes of four or eight symbols (20 to
+// kPutMaxBits bits each) with two 8-octet stores, which may run up to 16
+// octets past the last whole octet.
 HPACK_INLINE void put_two(GroupState& g, uint64_t a, unsigned la, uint64_t b, unsigned lb) {
     const unsigned s = g.pos & 7;
     const unsigned sb = s + la;  // where b starts: 20..63
@@ -1319,24 +1316,20 @@ HPACK_INLINE void encode_group4(EncodeState& st, const uint8_t* s) {
         put(st, c, bits);
 }
 
-// Eight symbols, one store when they fit the accumulator: header values
-// and hex digits (5-6 bits a symbol) nearly always do; random printable
-// text (7.7 on average) mostly does not and takes two.  Returns whether
-// they took one.
-HPACK_INLINE bool encode_group8(EncodeState& st, const uint8_t* s) {
+// Eight symbols through the accumulator, one store when they fit it:
+// header values and hex digits (5-6 bits a symbol) nearly always do;
+// random printable text (7.7 on average) mostly does not and takes two.
+HPACK_INLINE void encode_group8(EncodeState& st, const uint8_t* s) {
     unsigned la, lb;
     const uint64_t a = join4(s, la), b = join4(s + 4, lb);
     if (HPACK_LIKELY(la + lb <= kPutMaxBits)) {
         put(st, a | (b >> la), la + lb);
-        return true;
-    }
-    if (HPACK_UNLIKELY(la > kPutMaxBits || lb > kPutMaxBits)) {
+    } else if (HPACK_UNLIKELY(la > kPutMaxBits || lb > kPutMaxBits)) {
         encode_each(st, s, 8);
     } else {
         put(st, a, la);
         put(st, b, lb);
     }
-    return false;
 }
 
 // Eight symbols of text whose groups of eight do not fit one store (the
@@ -1361,28 +1354,56 @@ HPACK_INLINE bool is_dense(unsigned misses, size_t done) {
     return misses >= 3 && misses * 64 >= done;
 }
 
-// Groups of sixteen symbols from src while more(at, st) says the next one
-// may start at `at`, two groups of eight a turn until the text is dense;
-// after that, while more_dense(at, g) does, two groups of four written
-// with put_two() a turn.  Returns where they stopped.
+// Sixteen symbols whose groups of eight do not both fit kPutMaxBits.  Out
+// of line, so that the group loop keeps nothing alive for it: inline, GCC
+// kept the halves' codes for it and spilled the loop's state to the stack
+// (18,458 -> 20,090 instructions for 4 KiB of header values).
+__attribute__((noinline)) void encode16_apart(EncodeState* st, const uint8_t* s) {
+    EncodeState copy = *st;
+    encode_group8(copy, s);
+    encode_group8(copy, s + 8);
+    *st = copy;
+}
+
+// The code of s[0..8) and its length; the code is whole only up to 64
+// bits (the shift's count is taken modulo 64, as x86 takes it anyway).
+HPACK_INLINE uint64_t join8(const uint8_t* s, unsigned& bits) {
+    unsigned la, lb;
+    const uint64_t a = join4(s, la), b = join4(s + 4, lb);
+    bits = la + lb;
+    return a | (b >> (la & 63));
+}
+
+// Groups of sixteen symbols from src while more(at, g) says the next one
+// may start at `at`: the two groups of eight in put_two() when each fits
+// kPutMaxBits, until the text is dense; after that, while more_dense(at,
+// g) does, two groups of four in put_two() a turn.  Returns where they
+// stopped.
 template <typename More, typename MoreDense>
 HPACK_INLINE const uint8_t* encode_groups16(EncodeState& st, const uint8_t* src, More more,
                                             MoreDense more_dense) {
     const uint8_t* s = src;
     unsigned misses = 0;
-    for (; more(s, st); s += 16) {
-        const bool one = encode_group8(st, s);
-        const bool two = encode_group8(st, s + 8);
-        if (HPACK_UNLIKELY(!(one & two)) && is_dense(++misses, static_cast<size_t>(s - src))) {
-            GroupState g = to_groups(st, st.d);
+    GroupState g = to_groups(st, st.d);
+    for (; more(s, g); s += 16) {
+        unsigned la, lb;
+        const uint64_t a = join8(s, la), b = join8(s + 8, lb);
+        if (HPACK_LIKELY(la <= kPutMaxBits && lb <= kPutMaxBits)) {
+            put_two(g, a, la, b, lb);
+            continue;
+        }
+        EncodeState o = to_octets(g);
+        encode16_apart(&o, s);
+        g = to_groups(o, g.base);
+        if (is_dense(++misses, static_cast<size_t>(s - src))) {
             for (s += 16; more_dense(s, g); s += 16) {
                 encode_dense8(g, s);
                 encode_dense8(g, s + 8);
             }
-            st = to_octets(g);
             break;
         }
     }
+    st = to_octets(g);
     return s;
 }
 
@@ -1405,10 +1426,13 @@ HPACK_INLINE size_t encode_body(const uint8_t* src, size_t n, uint8_t* dst) {
         // Two groups a turn: 4 KiB of header values in 0.39 of nginx's
         // time instead of 0.405, printable text 0.70 instead of 0.765.
         if (n >= 28) {
+            // put_two()'s stores reach 16 octets from where a turn starts:
+            // a turn of sixteen symbols has at least 80 bits of code, and
+            // 12 symbols after it make that 140; a dense turn of eight has
+            // 40, and needs 20 after it.
             const uint8_t* const last = end - 28;
-            // A dense group's second store reaches 8 octets further.
             s = encode_groups16(
-                st, src, [last](const uint8_t* at, const EncodeState&) { return at <= last; },
+                st, src, [last](const uint8_t* at, const GroupState&) { return at <= last; },
                 [last](const uint8_t* at, const GroupState&) { return at + 8 <= last; });
         }
         if (end - s >= 20) {
@@ -1446,7 +1470,7 @@ HPACK_INLINE size_t encode_bounded_body(const uint8_t* src, size_t n, uint8_t* d
     const uint8_t* s = src;
     const uint8_t* const end = src + n;
     uint8_t* const stop = dst + limit;
-    auto more = [end, stop](const uint8_t* at, const auto& now) {
+    auto more = [end, stop](const uint8_t* at, const GroupState& now) {
         return end - at >= 16 && out_of(now) < stop;
     };
     s = encode_groups16(st, src, more, more);
