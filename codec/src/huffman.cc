@@ -1461,8 +1461,9 @@ HPACK_INLINE size_t encode_bounded_body(const uint8_t* src, size_t n, uint8_t* d
                                         size_t limit) {
     // Two groups start below dst + limit and write at most 60 octets of
     // code plus a store's 8 (encode_group8()); the last 0..15 octets less.
-    // Dense groups write at most 28 octets of code, and put_two()'s
-    // stores reach 16 past the last.
+    // A turn of put_two() starts below it too and its stores reach 16
+    // octets from there; a dense turn's second put_two() starts at most 14
+    // octets further (30 in all).
     // Two a turn, as in encode_body(): the cold request's ten strings (56
     // octets on average) 10,002 -> 9,751 instructions with the tail below.
     static_assert(kHuffmanBoundedOverrun >= (7 + 16 * 30) / 8 + 8, "two groups past limit");
