@@ -384,17 +384,21 @@ TEST_P(HuffmanEncode, BoundedStopsAtTheLimitAndStaysInTheOverrun) {
 
 // The encoder takes eight symbols at a time, looked up by pairs: one store
 // when their codes fit 56 bits, one per half when only the halves do, one
-// per symbol for a half over 56 bits.  Each kind of group after 0-3
+// per symbol for a half over 56 bits; the second group of eight of a turn
+// goes out with the first up to 63 bits.  Each kind of group after 0-3
 // ordinary ones, then every tail length that the last four-symbol group
 // and the octet loop handle, into an exact-size heap buffer and with the
 // in-block overrun.
 TEST_P(HuffmanEncode, EveryGroupKindWithEveryTail) {
-    const Bytes ordinary = bytes("abcdefgh");                // 43 bits
+    const Bytes ordinary = bytes("abcdefgh");                // 45 bits
     const std::pair<const char*, Bytes> kinds[] = {
-        {"fits", bytes("0123-./:")},                         // 43 bits
+        {"fits", bytes("0123-./:")},                         // 46 bits
         {"fits exactly", bytes("aeioXZ&#")},                 // 20 + 36 = 56
         {"one past", bytes("aeibXZ&#")},                     // 21 + 36 = 57
         {"halves", bytes("XZ&*;XZ&")},                       // 64: 32 + 32
+        {"second of a turn", bytes("XZ&*;XZ:")},             // 63: 32 + 31
+        {"a word, to an octet", bytes("aaaaaaaaXZ&*;XZ&")},  // 40, then 64
+        {"halves, one past a word", bytes("XZ&*;XZ!")},      // 66: 32 + 34
         {"long first half", Bytes{1, 2, 3, 'a', 'b', 'c', 'd', 'e'}},
         {"long second half", Bytes{'a', 'b', 'c', 'd', 0x80, 0xff, 22, 'e'}},
         {"long halves", Bytes{1, 2, 3, 4, 5, 6, 7, 8}},
@@ -445,6 +449,9 @@ TEST_P(HuffmanEncode, DenseTextWithEveryGroupKindAndTail) {
         {"fits", bytes("0a-.")},
         {"fits exactly", bytes("\\{{:")},                    // 19 + 30 + 7 = 56
         {"one past", bytes("\\{{X")},                        // 19 + 30 + 8 = 57
+        {"a word less one", bytes("\\{{^")},                 // 19 + 30 + 14 = 63
+        {"a word", bytes("\\{{{")},                          // 19 + 30 + 15 = 64
+        {"one past a word", bytes("\\\\{{")},                // 38 + 30 = 68
         {"long", Bytes{1, 2, 3, 4}},
         {"long pair", Bytes{'a', 'b', 0x80, 22}},
     };

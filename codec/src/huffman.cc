@@ -223,9 +223,16 @@ HPACK_INLINE EncodeState to_octets(const GroupState& g) {
 
 HPACK_INLINE uint8_t* out_of(const GroupState& g) { return g.base + (g.pos >> 3); }
 
-// Adds two left-aligned codes of four or eight symbols (20 to
-// kPutMaxBits bits each) with two 8-octet stores, which may run up to 16
-// octets past the last whole octet.
+// The second code of put_two() may be longer than the first: it starts in
+// the first store at bit 20..63 and what does not fit goes to the second.
+// It becomes the last code put, which the next turn shifts left by its
+// length less the bits of the octet under way: 63 bits keep that shift
+// below 64 when the octet under way is empty.
+constexpr unsigned kPutSecondMaxBits = 63;
+
+// Adds two left-aligned codes of four or eight symbols (20 to kPutMaxBits
+// bits, then 20 to kPutSecondMaxBits) with two 8-octet stores, which may
+// run up to 16 octets past the last whole octet.
 HPACK_INLINE void put_two(GroupState& g, uint64_t a, unsigned la, uint64_t b, unsigned lb) {
     const unsigned s = g.pos & 7;
     const unsigned sb = s + la;  // where b starts: 20..63
@@ -1334,11 +1341,11 @@ HPACK_INLINE void encode_group8(EncodeState& st, const uint8_t* s) {
 
 // Eight symbols of text whose groups of eight do not fit one store (the
 // test that fails at random costs more than the store saved): two halves
-// of four in put_two(), or a symbol at a time for a half over kPutMaxBits.
+// of four in put_two(), or a symbol at a time when they do not fit it.
 HPACK_INLINE void encode_dense8(GroupState& g, const uint8_t* s) {
     unsigned la, lb;
     const uint64_t a = join4(s, la), b = join4(s + 4, lb);
-    if (HPACK_LIKELY(la <= kPutMaxBits && lb <= kPutMaxBits)) {
+    if (HPACK_LIKELY(la <= kPutMaxBits && lb <= kPutSecondMaxBits)) {
         put_two(g, a, la, b, lb);
     } else {
         EncodeState st = to_octets(g);
@@ -1354,7 +1361,7 @@ HPACK_INLINE bool is_dense(unsigned misses, size_t done) {
     return misses >= 3 && misses * 64 >= done;
 }
 
-// Sixteen symbols whose groups of eight do not both fit kPutMaxBits.  Out
+// Sixteen symbols whose groups of eight do not fit put_two().  Out
 // of line, so that the group loop keeps nothing alive for it: inline, GCC
 // kept the halves' codes for it and spilled the loop's state to the stack
 // (18,458 -> 20,090 instructions for 4 KiB of header values).
@@ -1375,8 +1382,8 @@ HPACK_INLINE uint64_t join8(const uint8_t* s, unsigned& bits) {
 }
 
 // Groups of sixteen symbols from src while more(at, g) says the next one
-// may start at `at`: the two groups of eight in put_two() when each fits
-// kPutMaxBits, until the text is dense; after that, while more_dense(at,
+// may start at `at`: the two groups of eight in put_two() when they fit
+// it, until the text is dense; after that, while more_dense(at,
 // g) does, two groups of four in put_two() a turn.  Returns where they
 // stopped.
 template <typename More, typename MoreDense>
@@ -1388,7 +1395,7 @@ HPACK_INLINE const uint8_t* encode_groups16(EncodeState& st, const uint8_t* src,
     for (; more(s, g); s += 16) {
         unsigned la, lb;
         const uint64_t a = join8(s, la), b = join8(s + 8, lb);
-        if (HPACK_LIKELY(la <= kPutMaxBits && lb <= kPutMaxBits)) {
+        if (HPACK_LIKELY(la <= kPutMaxBits && lb <= kPutSecondMaxBits)) {
             put_two(g, a, la, b, lb);
             continue;
         }
