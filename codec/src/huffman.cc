@@ -204,24 +204,45 @@ HPACK_INLINE void encode_each(EncodeState& st, const uint8_t* s, int count) {
 // way (a group has at least 20 bits, the octet under way at most 7): no
 // accumulator is shifted, and one position's bookkeeping serves two
 // groups.  Measured in DESIGN.md.
-struct GroupState {
+//
+// On x86-64 the position is a bit address, the output pointer times 8 plus
+// the bits of the octet under way (user-space addresses stay below 2^57,
+// so it does not overflow): the octet under way is then the position
+// shifted, with no base register to add (a register the sparse loop had
+// reloaded from the stack every turn).  Elsewhere, where pointers may
+// carry tags in their top bits, it counts from a base.
+#if defined(__x86_64__)
+struct GroupBase {
+    explicit GroupBase(uint8_t*) {}
+    uint64_t bits_at(const uint8_t* d) const { return reinterpret_cast<uintptr_t>(d) * 8; }
+    uint8_t* octet_at(uint64_t pos) const { return reinterpret_cast<uint8_t*>(pos >> 3); }
+};
+#else
+struct GroupBase {
+    explicit GroupBase(uint8_t* base) : base(base) {}
+    uint64_t bits_at(const uint8_t* d) const { return static_cast<uint64_t>(d - base) * 8; }
+    uint8_t* octet_at(uint64_t pos) const { return base + (pos >> 3); }
     uint8_t* base;
-    uint64_t pos;        // bits written from base
+};
+#endif
+
+struct GroupState {
+    GroupBase at;
+    uint64_t pos;        // bits written, from at
     uint64_t last;       // the last code put, left-aligned
     unsigned last_bits;  // its length, >= pos & 7
 };
 
-HPACK_INLINE GroupState to_groups(const EncodeState& st, uint8_t* base) {
-    return GroupState{base, static_cast<uint64_t>(st.d - base) * 8 + st.pending, st.acc,
-                      st.pending};
+HPACK_INLINE GroupState to_groups(const EncodeState& st, GroupBase at) {
+    return GroupState{at, at.bits_at(st.d) + st.pending, st.acc, st.pending};
 }
+
+HPACK_INLINE uint8_t* out_of(const GroupState& g) { return g.at.octet_at(g.pos); }
 
 HPACK_INLINE EncodeState to_octets(const GroupState& g) {
     const unsigned s = g.pos & 7;
-    return EncodeState{g.last << (g.last_bits - s), g.base + (g.pos >> 3), s};
+    return EncodeState{g.last << (g.last_bits - s), out_of(g), s};
 }
-
-HPACK_INLINE uint8_t* out_of(const GroupState& g) { return g.base + (g.pos >> 3); }
 
 // The second code of put_two() may be longer than the first: it starts in
 // the first store at bit 20..63 and what does not fit goes to the second.
@@ -238,7 +259,7 @@ HPACK_INLINE void put_two(GroupState& g, uint64_t a, unsigned la, uint64_t b, un
     const unsigned sb = s + la;  // where b starts: 20..63
     uint8_t* const at = out_of(g);
     store64_be(at, (g.last << (g.last_bits - s)) | (a >> s) | (b >> sb));
-    store64_be(at + 8, b << (64 - sb));
+    store64_be(at + 8, b << ((0u - sb) & 63));  // sb > 0: 64 - sb, as neg
     g.pos += la + lb;
     g.last = b;
     g.last_bits = lb;
@@ -1350,7 +1371,7 @@ HPACK_INLINE void encode_dense8(GroupState& g, const uint8_t* s) {
     } else {
         EncodeState st = to_octets(g);
         encode_each(st, s, 8);
-        g = to_groups(st, g.base);
+        g = to_groups(st, g.at);
     }
 }
 
@@ -1391,7 +1412,7 @@ HPACK_INLINE const uint8_t* encode_groups16(EncodeState& st, const uint8_t* src,
                                             MoreDense more_dense) {
     const uint8_t* s = src;
     unsigned misses = 0;
-    GroupState g = to_groups(st, st.d);
+    GroupState g = to_groups(st, GroupBase(st.d));
     for (; more(s, g); s += 16) {
         unsigned la, lb;
         const uint64_t a = join8(s, la), b = join8(s + 8, lb);
@@ -1401,7 +1422,7 @@ HPACK_INLINE const uint8_t* encode_groups16(EncodeState& st, const uint8_t* src,
         }
         EncodeState o = to_octets(g);
         encode16_apart(&o, s);
-        g = to_groups(o, g.base);
+        g = to_groups(o, g.at);
         if (is_dense(++misses, static_cast<size_t>(s - src))) {
             for (s += 16; more_dense(s, g); s += 16) {
                 encode_dense8(g, s);
@@ -1478,8 +1499,10 @@ HPACK_INLINE size_t encode_bounded_body(const uint8_t* src, size_t n, uint8_t* d
     const uint8_t* s = src;
     const uint8_t* const end = src + n;
     uint8_t* const stop = dst + limit;
+    // The bit position of stop, loop-invariant: a turn may start while the
+    // position is below it.
     auto more = [end, stop](const uint8_t* at, const GroupState& now) {
-        return end - at >= 16 && out_of(now) < stop;
+        return end - at >= 16 && now.pos < now.at.bits_at(stop);
     };
     s = encode_groups16(st, src, more, more);
     if (end - s >= 8 && st.d < stop) {
