@@ -385,7 +385,9 @@ TEST_P(HuffmanEncode, BoundedStopsAtTheLimitAndStaysInTheOverrun) {
 // The encoder takes eight symbols at a time, looked up by pairs: one store
 // when their codes fit 56 bits, one per half when only the halves do, one
 // per symbol for a half over 56 bits; the second group of eight of a turn
-// goes out with the first up to 63 bits.  Each kind of group after 0-3
+// goes out with the first up to 63 bits, and so does the first when it
+// ends within 63 bits of its octet's start (61 and 62 bits, first of a
+// turn after 0 or 2 ordinary groups, start at bit 0 or 2).  Each kind of group after 0-3
 // ordinary ones, then every tail length that the last four-symbol group
 // and the octet loop handle, into an exact-size heap buffer and with the
 // in-block overrun.
@@ -397,6 +399,8 @@ TEST_P(HuffmanEncode, EveryGroupKindWithEveryTail) {
         {"one past", bytes("aeibXZ&#")},                     // 21 + 36 = 57
         {"halves", bytes("XZ&*;XZ&")},                       // 64: 32 + 32
         {"second of a turn", bytes("XZ&*;XZ:")},             // 63: 32 + 31
+        {"61 bits, then 45", bytes("XZ&*;XZaabcdefgh")},     // 56 + 5, 45
+        {"62 bits, then 45", bytes("XZ&*;XZ-abcdefgh")},     // 56 + 6, 45
         {"a word, to an octet", bytes("aaaaaaaaXZ&*;XZ&")},  // 40, then 64
         {"halves, one past a word", bytes("XZ&*;XZ!")},      // 66: 32 + 34
         {"long first half", Bytes{1, 2, 3, 'a', 'b', 'c', 'd', 'e'}},
