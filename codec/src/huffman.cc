@@ -3,8 +3,9 @@
 // Encoding looks codes up two octets at a time (kPair, 576 KiB), left-
 // aligned, and joins those of eight octets as two chains of four.  While
 // the output has room for whole words, sixteen octets a turn go out from a
-// bit position in two 64-bit stores when each group of eight fits 56 bits
-// (put_two()).  Text whose groups of eight keep missing that (random
+// bit position in two 64-bit stores when the first group of eight ends
+// within the first store and the second has at most 63 bits (put_two(),
+// fits_two()).  Text whose groups of eight keep missing that (random
 // printable text, 7.7 bits a symbol) goes eight octets a turn, two groups
 // of four.  The rest goes through a 64-bit accumulator (put()).
 //
