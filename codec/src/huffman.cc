@@ -1371,9 +1371,10 @@ HPACK_INLINE void encode_group8(EncodeState& st, const uint8_t* s) {
     }
 }
 
-// Eight symbols of text whose groups of eight do not fit one store (the
-// test that fails at random costs more than the store saved): two halves
-// of four in put_two(), or a symbol at a time when they do not fit it.
+// Eight symbols of text whose groups of eight keep missing put_two() (the
+// test that fails at random costs more than a turn of sixteen saves): two
+// groups of four in put_two(), or a symbol at a time when they do not fit
+// it.
 HPACK_INLINE void encode_dense8(GroupState& g, const uint8_t* s) {
     unsigned la, lb;
     const uint64_t a = join4(s, la), b = join4(s + 4, lb);
@@ -1386,9 +1387,10 @@ HPACK_INLINE void encode_dense8(GroupState& g, const uint8_t* s) {
     }
 }
 
-// Groups of eight that did not fit one store: `misses` of them in the
-// `done` octets before.  Text that misses often (from the third miss, one
-// in four groups of sixteen) is written four symbols a store from there on.
+// Turns of sixteen whose groups of eight did not fit put_two(): `misses`
+// of them in the `done` octets before.  Text that misses often (from the
+// third miss, one turn in four) is written in groups of four from there
+// on.
 HPACK_INLINE bool is_dense(unsigned misses, size_t done) {
     return misses >= 3 && misses * 64 >= done;
 }
