@@ -387,10 +387,10 @@ TEST_P(HuffmanEncode, BoundedStopsAtTheLimitAndStaysInTheOverrun) {
 // per symbol for a half over 56 bits; the second group of eight of a turn
 // goes out with the first up to 63 bits, and so does the first when it
 // ends within 63 bits of its octet's start (61 and 62 bits, first of a
-// turn after 0 or 2 ordinary groups, start at bit 0 or 2).  Each kind of group after 0-3
-// ordinary ones, then every tail length that the last four-symbol group
-// and the octet loop handle, into an exact-size heap buffer and with the
-// in-block overrun.
+// turn after 0 or 2 ordinary groups, start at bit 0 or 2).  Each kind of
+// group after 0-3 ordinary ones, then every tail length that the last
+// four-symbol group and the octet loop handle, into an exact-size heap
+// buffer and with the in-block overrun.
 TEST_P(HuffmanEncode, EveryGroupKindWithEveryTail) {
     const Bytes ordinary = bytes("abcdefgh");                // 45 bits
     const std::pair<const char*, Bytes> kinds[] = {
@@ -437,7 +437,7 @@ TEST_P(HuffmanEncode, EveryGroupKindWithEveryTail) {
     }
 }
 
-// Text whose groups of eight keep missing one store is written eight
+// Text whose groups of eight keep missing put_two() is written eight
 // symbols a turn in two stores, four and four, from the third miss on
 // (when at least one group of sixteen in four missed).  Three groups of
 // sixteen that miss, then each kind of four-symbol group at each place of

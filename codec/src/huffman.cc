@@ -262,9 +262,11 @@ HPACK_INLINE bool fits_two(const GroupState& g, unsigned la, unsigned lb) {
     return s + la <= 63 && lb <= kPutSecondMaxBits;
 }
 
-// Adds two left-aligned codes of four or eight symbols (at least 20 bits
-// each, as fits_two() allows) with two 8-octet stores, which may run up
-// to 16 octets past the last whole octet.
+// Adds two left-aligned codes of four or eight symbols, at least 20 bits
+// each, the first ending by bit 63 of the first store and the second of
+// at most kPutSecondMaxBits (fits_two() in the sparse loop, kPutMaxBits
+// for the first in the dense one), with two 8-octet stores, which may run
+// up to 16 octets past the last whole octet.
 HPACK_INLINE void put_two(GroupState& g, uint64_t a, unsigned la, uint64_t b, unsigned lb) {
     const unsigned s = g.pos & 7;
     const unsigned sb = s + la;  // where b starts: 20..63
