@@ -649,8 +649,10 @@ HPACK_API int hpack_decode_field(hpack_decoder_t* dec, const uint8_t** pos,
 }
 
 // The fast path: one-octet indexed fields in an unsplit block, the bulk of
-// a warm connection's traffic, with the decoder's state in locals (nothing
-// is reloaded after each field's stores).  A static entry is one copy of a
+// a warm connection's traffic, with the decoder's state in locals (no
+// member is reloaded after each field's stores; GCC keeps three of the
+// table view's values on the stack, for want of registers, and reloads
+// those).  A static entry is one copy of a
 // field prepared at load time; a dynamic one reads its descriptor.  Stops
 // at anything else (a longer index, a limit reached): the full path parses
 // that octet again and reports it.  Returns the number of fields; *pos is
@@ -680,14 +682,11 @@ inline size_t hpack_decoder::decode_indexed_run(const uint8_t** pos, const uint8
     for (; p < stop; ++p, ++field) {
         const uint32_t index = static_cast<uint32_t>(*p) - 0x80;   // 0..127 if indexed
         size_t n;
-        if (index - 1 < kStaticEntries) {
-            const StaticField& s = kStaticFields.f[index];
-            n = s.size + HPACK_ENTRY_OVERHEAD;
-            if (HPACK_UNLIKELY(room < n))
-                break;
-            *field = s.field;
-            ++n_static;
-        } else if (index - (kStaticEntries + 1) < n_dynamic) {
+        // Dynamic references first: on a warm connection they are most of
+        // a block's fields, and the test that takes them also rules out
+        // the static range (request decode, warm, 746 -> 725 instructions;
+        // the response 805 -> 775; a static field pays two more).
+        if (index - (kStaticEntries + 1) < n_dynamic) {
             auto& e = t.by_index(index);
             n = decltype(table)::entry_size(e);
             if (HPACK_UNLIKELY(room < n))
@@ -702,6 +701,13 @@ inline size_t hpack_decoder::decode_indexed_run(const uint8_t** pos, const uint8
             field->memo = memo;
             __asm__("" : "+r"(memo));
             field->name_memo = memo;
+        } else if (index - 1 < kStaticEntries) {
+            const StaticField& s = kStaticFields.f[index];
+            n = s.size + HPACK_ENTRY_OVERHEAD;
+            if (HPACK_UNLIKELY(room < n))
+                break;
+            *field = s.field;
+            ++n_static;
         } else {
             break;
         }
