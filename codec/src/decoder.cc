@@ -685,7 +685,7 @@ inline size_t hpack_decoder::decode_indexed_run(const uint8_t** pos, const uint8
         // Dynamic references first: on a warm connection they are most of
         // a block's fields, and the test that takes them also rules out
         // the static range (request decode, warm, 746 -> 725 instructions;
-        // the response 805 -> 775; a static field pays two more).
+        // the response 805 -> 775; a static field pays three more).
         if (index - (kStaticEntries + 1) < n_dynamic) {
             auto& e = t.by_index(index);
             n = decltype(table)::entry_size(e);
