@@ -131,8 +131,13 @@ def read_callgrind(directory):
                 if m:
                     name, iters = m.group(1), int(m.group(2))
                     sizes = [float(m.group(i)) for i in (3, 4, 5)]
-                elif line.startswith("totals:") or (
-                        total is None and line.startswith("summary:")):
+                elif line.startswith("summary:"):
+                    # The events of this dump.  Not the trailing totals:,
+                    # which can count more than the interval since the
+                    # zero (with the corpus group driven too, twice the
+                    # cold request decode's).
+                    total = int(line.split()[1])
+                elif line.startswith("totals:") and total is None:
                     total = int(line.split()[1])
         if name is None or total is None:
             continue
