@@ -228,6 +228,65 @@ TEST(DecoderMemo, ZeroedOnInsertAndKeptForIndexedReferences) {
     hpack_decoder_destroy(d);
 }
 
+// The host's memo is the entry's own while it lives, whatever the decoder
+// does with the descriptors: a small table (room for 6 or 7 of these
+// entries) takes hundreds of insertions, and a larger setting halfway
+// moves every descriptor to new storage.  Each block references the whole
+// table, inserts an entry and references that: decoded in batches, every
+// field's memo, read only after its batch, holds what the host wrote in it
+// when the entry was inserted (a batch whose insertion moved the
+// descriptors of earlier fields would show here).
+TEST(DecoderMemo, StaysWithItsEntryAsTheTableMoves) {
+    hpack_decoder_t* d = hpack_decoder_create(nullptr, 256);
+    std::vector<hpack_field_t> f(64);
+    size_t batches = 0, max_count = 0;
+    for (uint64_t i = 1; i <= 400; ++i) {
+        std::vector<uint8_t> block;
+        if (i == 200) {
+            ASSERT_EQ(hpack_decoder_set_settings_table_size(d, 1024), HPACK_OK);
+            block = {0x3f, 0xe1, 0x07};  // a size update to 1024
+        }
+        const size_t count = hpack_decoder_table_entries(d);
+        max_count = std::max(max_count, count);
+        for (size_t k = 0; k < count; ++k) block.push_back(static_cast<uint8_t>(0x80 | (62 + k)));
+        const std::vector<uint8_t> insert = incremental_literal("n" + std::to_string(i), "v");
+        block.insert(block.end(), insert.begin(), insert.end());
+        block.push_back(0xbe);
+
+        hpack_decode_begin(d);
+        const uint8_t* pos = block.data();
+        const uint8_t* const end = block.data() + block.size();
+        size_t fields = 0;
+        int rc;
+        do {
+            size_t n = 0;
+            rc = hpack_decode_fields(d, &pos, end, 1, f.data(), f.size(), &n);
+            ASSERT_GE(rc, 0) << i;
+            ++batches;
+            for (size_t k = 0; k < n; ++k, ++fields) {
+                ASSERT_NE(f[k].memo, nullptr) << i;
+                const uint64_t id = std::stoull(
+                    std::string(reinterpret_cast<const char*>(f[k].name) + 1, f[k].name_len - 1));
+                if (f[k].representation == HPACK_REP_INCREMENTAL) {
+                    EXPECT_EQ(id, i);
+                    for (uint64_t w : f[k].memo->words) EXPECT_EQ(w, 0u) << i;
+                    f[k].memo->words[0] = id;
+                    f[k].memo->words[3] = ~id;
+                } else {
+                    EXPECT_EQ(id, fields < count ? i - 1 - fields : i) << i;
+                    EXPECT_EQ(f[k].memo->words[0], id) << i << " field " << fields;
+                    EXPECT_EQ(f[k].memo->words[3], ~id) << i << " field " << fields;
+                }
+            }
+        } while (rc == HPACK_OK);
+        ASSERT_EQ(rc, HPACK_BLOCK_END) << i;
+        ASSERT_EQ(fields, count + 2) << i;
+    }
+    EXPECT_GE(max_count, 25u) << "the larger setting was not used";
+    EXPECT_GT(batches, 400u) << "no insertion ended a batch";
+    hpack_decoder_destroy(d);
+}
+
 TEST(DecoderMemo, StaticFieldsCarryTheirStaticIndexAndNoMemo) {
     hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);
     std::vector<uint8_t> block = unhex("820f2b0161");  // :method GET; user-agent: a

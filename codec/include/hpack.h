@@ -153,7 +153,9 @@ typedef enum {
 /* Per dynamic-table entry storage owned by the host: zeroed when the entry
  * is inserted, kept unchanged while the entry lives, dropped with it.  The
  * host keeps there what it derives from a field once (validation outcome,
- * name hash, handler lookup) and reuses on every indexed reference. */
+ * name hash, handler lookup) and reuses on every indexed reference.  A
+ * field's pointer to it is valid as long as the field's name and value
+ * (the decoder may move the memo with its entry later). */
 #define HPACK_MEMO_SIZE  32
 
 typedef union hpack_memo {

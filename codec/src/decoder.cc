@@ -81,7 +81,7 @@ struct hpack_decoder {
         : alloc(a), table(a), pending(a), scratch(a) {}
 
     hpack::Allocator                        alloc;
-    hpack::DynamicTable<hpack_memo_t, true> table;
+    hpack::DynamicTable<hpack_memo_t, true, true> table;
     hpack::Buffer                           pending;   // partial representation
     size_t                                  pending_pos = 0;
     hpack::Buffer                           scratch;   // Huffman output, names
@@ -237,7 +237,8 @@ constexpr size_t kStaticMaxField = static_max_field();
 // A dynamic entry's descriptor begins with the image of a field's name,
 // name_len, value and value_len (DynamicTable's FieldImage), which the run
 // of indexed fields copies as one block.
-using DecoderEntry = DynamicTable<hpack_memo_t, true>::Entry;
+using DecoderTable = DynamicTable<hpack_memo_t, true, true>;
+using DecoderEntry = DecoderTable::Entry;
 static_assert(offsetof(DecoderEntry, name) == offsetof(hpack_field_t, name) &&
                   offsetof(DecoderEntry, name_len) == offsetof(hpack_field_t, name_len) &&
                   offsetof(DecoderEntry, value_at) == offsetof(hpack_field_t, value) &&
@@ -586,7 +587,7 @@ HPACK_API hpack_decoder_t* hpack_decoder_create(const hpack_allocator_t* allocat
     // One allocation: the decoder and its table.  The scratch comes with
     // the first string to decode.
     hpack_decoder_t* d = a.make_with_tail<hpack_decoder>(
-        DynamicTable<hpack_memo_t, true>::storage_size(settings_table_size, 0), a);
+        DecoderTable::storage_size(settings_table_size, 0), a);
     if (!d) return nullptr;
     d->table.reserve(settings_table_size, 0, nullptr, Allocator::tail_of(d));
     d->settings_size = settings_table_size;
@@ -650,13 +651,12 @@ HPACK_API int hpack_decode_field(hpack_decoder_t* dec, const uint8_t** pos,
 
 // The fast path: one-octet indexed fields in an unsplit block, the bulk of
 // a warm connection's traffic, with the decoder's state in locals (no
-// member is reloaded after each field's stores; GCC keeps three of the
-// table view's values on the stack, for want of registers, and reloads
-// those).  A static entry is one copy of a
-// field prepared at load time; a dynamic one reads its descriptor.  Stops
-// at anything else (a longer index, a limit reached): the full path parses
-// that octet again and reports it.  Returns the number of fields; *pos is
-// advanced over them.
+// member is reloaded after each field's stores).  The table is one pointer,
+// its newest descriptor (the window's layout, DynamicTable::slot()).  A
+// static entry is one copy of a field prepared at load time; a dynamic one
+// reads its descriptor.  Stops at anything else (a longer index, a limit
+// reached): the full path parses that octet again and reports it.  Returns
+// the number of fields; *pos is advanced over them.
 //
 // The field size limit is judged once per call: every entry of the dynamic
 // table takes at most its maximum size, so when the limit admits that (and
@@ -685,9 +685,11 @@ inline size_t hpack_decoder::decode_indexed_run(const uint8_t** pos, const uint8
         // Dynamic references first: on a warm connection they are most of
         // a block's fields, and the test that takes them also rules out
         // the static range (request decode, warm, 746 -> 725 instructions;
-        // the response 805 -> 775; a static field pays three more).
-        if (index - (kStaticEntries + 1) < n_dynamic) {
-            auto& e = t.by_index(index);
+        // the response 805 -> 775; a static field pays three more).  The
+        // age it tests is also the descriptor's distance from the newest.
+        const uint32_t age = index - (kStaticEntries + 1);
+        if (age < n_dynamic) {
+            auto& e = t.by_age(age);
             n = decltype(table)::entry_size(e);
             if (HPACK_UNLIKELY(room < n))
                 break;
