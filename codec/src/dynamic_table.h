@@ -76,7 +76,7 @@ struct TableEntry<Extra, true> {
 };
 
 // Window (the decoder's table) lays the descriptors out newest first, in
-// a window of slots(capacity) that the entries slide down; see slot().
+// a window of slots_for(capacity) that they slide down; see slot().
 template <class Extra, bool FieldImage = false, bool Window = false>
 class DynamicTable {
 public:
@@ -222,8 +222,8 @@ private:
     // the table instead of the ring, its mask and the newest id (which GCC
     // had kept on the stack), and a dynamic field of the run takes 26
     // instructions instead of 33 (warm request decode 725 -> 680 a block,
-    // the response 775 -> 720).  The price is memory: a window of 4096
-    // octets is 192 descriptors, 12 KiB, where the ring was 8.
+    // the response 775 -> 720).  The price is memory: the window for a
+    // table of 4096 octets is 192 descriptors, 12 KiB, where the ring was 8.
     uint64_t slot(uint64_t id) const {
         if (Window) return base_ - id;
         return id & ring_mask_;
