@@ -134,8 +134,8 @@ def read_callgrind(directory):
                 elif line.startswith("summary:"):
                     # The events of this dump.  Not the trailing totals:,
                     # which can count more than the interval since the
-                    # zero (with the corpus group driven too, twice the
-                    # cold request decode's).
+                    # zero (with the corpus group driven too, 1.8 times
+                    # the cold request decode's).
                     total = int(line.split()[1])
                 elif line.startswith("totals:") and total is None:
                     total = int(line.split()[1])

@@ -88,7 +88,7 @@ struct hpack_decoder {
     size_t                                  scratch_used = 0;  // by this call's fields
     // The call in progress has returned fields already (hpack_decode_fields):
     // nothing they point at may move, and no descriptor they were given a
-    // memo of (live ids from batch_first_id on) may be reused.
+    // memo of (live ids from batch_first_id on) may be moved or reused.
     bool                                    batch_more = false;
     uint64_t                                batch_first_id = 0;
     // Strings decoded ahead of their fields (predecode()), in the order they
