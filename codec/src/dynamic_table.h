@@ -175,7 +175,7 @@ public:
     // an entry with an id of since or later.
     bool insert_moves_nothing(size_t bytes, uint64_t since) const {
         if (arena_tail_ + bytes > arena_cap_) return false;
-        if (Window) return slot(next_id_) < slots_;
+        if (Window) return !window_full();
         return next_id_ - since <= ring_mask_;
     }
 
@@ -193,7 +193,7 @@ public:
         *evicted = evict_to(max_size_ - need);
         const size_t bytes = name_len + value_len;
         if (arena_tail_ + bytes > arena_cap_) compact();
-        if (Window && slot(next_id_) >= slots_) slide();
+        if (Window && window_full()) slide();
         Entry& e = entry(next_id_);
         e.place(arena_ + arena_tail_, name_len, value_len);
         if (name_len) memcpy(arena_ + arena_tail_, name, name_len);
@@ -224,10 +224,13 @@ private:
     // instructions instead of 33 (warm request decode 725 -> 680 a block,
     // the response 775 -> 720).  The price is memory: the window for a
     // table of 4096 octets is 192 descriptors, 12 KiB, where the ring was 8.
-    uint64_t slot(uint64_t id) const {
-        if (Window) return base_ - id;
-        return id & ring_mask_;
+    uint64_t slot(uint64_t id) const { return slot_in(id, base_, ring_mask_); }
+    static uint64_t slot_in(uint64_t id, uint64_t base, uint64_t mask) {
+        if (Window) return base - id;
+        return id & mask;
     }
+    // No slot below the newest entry's (base_ - next_id_ has wrapped).
+    bool window_full() const { return slot(next_id_) >= slots_; }
     static uint64_t slots_for(uint64_t capacity) {
         return Window ? capacity + (capacity + 1) / 2 : capacity;
     }
@@ -267,8 +270,8 @@ private:
     // one, with the size of the object before it).  No difference in time
     // was measured either way; it makes the layout one thing.
     static constexpr size_t kRingAlign = 64;
-    static size_t ring_bytes(size_t ring_cap) {
-        return (ring_cap * sizeof(Entry) + 7) & ~size_t{7};
+    static size_t ring_bytes(size_t n_slots) {
+        return (n_slots * sizeof(Entry) + 7) & ~size_t{7};
     }
 
     Allocator alloc_;
@@ -314,7 +317,7 @@ bool DynamicTable<Extra, FieldImage, Window>::reserve(size_t max_size, size_t ex
         memcpy(arena + tail, e.name, bytes);
         e.place(arena + tail, e.name_len, e.value_len);
         tail += bytes;
-        ring[Window ? new_base - id : id & (ring_cap - 1)] = e;
+        ring[slot_in(id, new_base, ring_cap - 1)] = e;
     }
     if (owned_) alloc_.free(block_);
     owned_ = storage == nullptr;
