@@ -43,6 +43,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "hpack.h"
 #include "huffman.h"
 #include "story.h"
@@ -1080,6 +1082,52 @@ double quantile(std::vector<double> v, double q)
     return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))];
 }
 
+// The processor the figures come from: the aims' verdicts differ between
+// processors (their L1 data cache above all: the Huffman encoder's pair
+// table and the decoder's 32 KiB table), so every result names its own.
+// "model name, family F model M, L1d N KiB" from /proc/cpuinfo and
+// sysconf(); what cannot be read is left out.
+std::string cpu_description()
+{
+    std::string name, family, model;
+    if (FILE *f = std::fopen("/proc/cpuinfo", "r")) {
+        char line[512];
+        while (std::fgets(line, sizeof(line), f) != nullptr) {
+            const char *colon = std::strchr(line, ':');
+            if (colon == nullptr) {
+                if (!name.empty()) {
+                    break;      // the first processor's block ended
+                }
+                continue;
+            }
+            std::string key(line, static_cast<size_t>(colon - line));
+            key.erase(key.find_last_not_of(" \t") + 1);
+            std::string value(colon + 1);
+            value.erase(0, value.find_first_not_of(" \t"));
+            value.erase(value.find_last_not_of(" \t\n") + 1);
+            if (key == "model name" && name.empty()) {
+                name = value;
+            } else if (key == "cpu family" && family.empty()) {
+                family = value;
+            } else if (key == "model" && model.empty()) {
+                model = value;
+            }
+        }
+        std::fclose(f);
+    }
+    std::string d = name.empty() ? "unknown processor" : name;
+    if (!family.empty() && !model.empty()) {
+        d += ", family " + family + " model " + model;
+    }
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+    const long l1d = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    if (l1d > 0) {
+        d += ", L1d " + std::to_string(l1d / 1024) + " KiB";
+    }
+#endif
+    return d;
+}
+
 std::string json_escape(const std::string &s)
 {
     std::string out;
@@ -1149,11 +1197,12 @@ int run_paired_driver(double seconds, const std::string &out_path,
         die("--paired-out=" + out_path + ": cannot write");
     }
     std::fprintf(f, "{\n  \"codec\": \"%s\",\n  \"huffman_isa\": \"%s\",\n"
+                 "  \"cpu\": \"%s\",\n"
                  "  \"seconds_per_pair\": %g,\n  \"pairs\": [\n",
                  json_escape(codec_id).c_str(),
                  hpack::huffman_isa() == hpack::HuffmanIsa::bmi2 ? "bmi2"
                                                                  : "generic",
-                 seconds);
+                 json_escape(cpu_description()).c_str(), seconds);
     for (size_t i = 0; i < results.size(); i++) {
         const PairedResult &r = results[i];
         std::fprintf(f, "    {\"ours\": \"%s\", \"other\": \"%s\", "
@@ -1316,6 +1365,7 @@ int main(int argc, char **argv)
     benchmark::AddCustomContext("codec_bench.verified",
                                 "every timed input checked before timing");
     benchmark::AddCustomContext("codec_bench.corpus", g_corpus_note);
+    benchmark::AddCustomContext("codec_bench.cpu", cpu_description());
     benchmark::AddCustomContext("codec_bench.huffman_isa",
                                 hpack::huffman_isa() == hpack::HuffmanIsa::bmi2
                                     ? "bmi2" : "generic");

@@ -411,7 +411,8 @@ def paired_report(paths):
              f"median of the per-pair ratios shows how the two sides fared "
              f"under the same load.", "",
              f"Codec measured: commit+sources {first['codec']}, Huffman build "
-             f"{first['huffman_isa']}.", "",
+             f"{first['huffman_isa']}"
+             + (f", on {first['cpu']}" if first.get('cpu') else "") + ".", "",
              "| case | against | slices | ours, fastest ns | theirs, "
              "fastest ns | ratio of fastest (median of processes) "
              "| range over processes | median pair ratio |",
@@ -494,7 +495,9 @@ def main(argv):
                      f"{context.get('num_cpus', '?')} CPUs at "
                      f"{context.get('mhz_per_cpu', '?')} MHz, "
                      f"load average {context.get('load_avg', '?')}, "
-                     f"{context.get('date', '')}.")
+                     f"{context.get('date', '')}."
+                     + (f"  Processor: {context['codec_bench.cpu']}."
+                        if "codec_bench.cpu" in context else ""))
         if "codec_bench.codec" in context:
             lines.append("")
             lines.append("Codec measured: commit+sources "
