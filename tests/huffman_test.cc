@@ -733,19 +733,25 @@ TEST_P(HuffmanDecode, HalvesThatNeverSynchroniseStillDecode) {
     }
 }
 
+// `zeros` '0's (00000), '9' (011111) and octet 0x16 (29 ones and a zero),
+// then `zeros - after` '0's: decoded from a later position started at an
+// octet that is not a multiple of 5 bits into the run, the '0's never
+// give a true symbol end, and '9' and 0x16 read from there are 30 ones,
+// EOS.  The string is valid.
+Bytes eos_lookalike(size_t zeros, size_t after) {
+    Bytes in(zeros, '0');
+    in.push_back('9');
+    in.push_back(0x16);
+    in.insert(in.end(), zeros - after, '0');
+    return in;
+}
+
 TEST_P(HuffmanDecode, MisreadsFromTheSecondPositionAreNotErrors) {
-    // '0' (00000) runs, so that the second decoding position, started at
-    // an octet that is not a multiple of 5 bits in, never meets a true
-    // symbol end; then '9' (011111) and octet 0x16 (29 ones and a zero):
-    // read from the second position's symbol ends, that is 30 ones, EOS.
-    // The string is valid, once inside the second position's first 256
-    // bits and once after them.
+    // The second position starts in the first run: the lookalike is once
+    // inside its first 256 bits and once after them.
     for (size_t zeros : {550, 551, 552, 553, 554, 600, 601, 602, 603, 604}) {
         for (size_t after : {40, 200}) {
-            Bytes in(zeros, '0');
-            in.push_back('9');
-            in.push_back(0x16);
-            in.insert(in.end(), zeros - after, '0');
+            const Bytes in = eos_lookalike(zeros, after);
             const Decoded d = decode(encode(in));
             ASSERT_EQ(d.rc, static_cast<ptrdiff_t>(in.size()))
                 << zeros << " " << after;
@@ -755,10 +761,7 @@ TEST_P(HuffmanDecode, MisreadsFromTheSecondPositionAreNotErrors) {
     // The same in strings of 117 to 120 coded octets, near the shortest
     // that decode from two positions: 100 bits into the window.
     for (size_t zeros : {110, 111, 112, 113, 114}) {
-        Bytes in(zeros, '0');
-        in.push_back('9');
-        in.push_back(0x16);
-        in.insert(in.end(), zeros - 40, '0');
+        const Bytes in = eos_lookalike(zeros, 40);
         const Bytes coded = encode(in);
         ASSERT_GE(coded.size(), hpack::kHuffmanSplitMinOctets);
         const Decoded d = decode(coded);
@@ -767,18 +770,94 @@ TEST_P(HuffmanDecode, MisreadsFromTheSecondPositionAreNotErrors) {
     }
 }
 
-TEST_P(HuffmanDecode, LongCodesAtEveryPlaceOfBothPositions) {
-    // Strings long enough for two decoding positions, dense in codes of 11
-    // to 19 bits (most of them links) and some over 22 bits (the slow
-    // path): groups of either position end inside a long code, the second
-    // position starts inside one, and either stops at a slow entry.
+TEST_P(HuffmanDecode, MisreadsFromTheThreePositionsAreNotErrors) {
+    // Header text, the lookalike after 600 '0's (3000 bits), 40 more and
+    // header text again, whose length moves the string's thirds: every
+    // tail that puts the second position's start (a third of the coded
+    // string in) or the third's (two thirds) in the run of '0's, at every
+    // offset into it, the lookalike inside that position's first 256 bits
+    // or after them.
+    std::mt19937 rng(19);
+    const auto bits_of = [](const Bytes& b) {
+        size_t n = 0;
+        for (uint8_t c : b) n += kAppendixB[c].len;
+        return n;
+    };
+    const Bytes tail = random_string(rng, 3000, 0);
+    int tried = 0;
+    for (int where = 1; where <= 2; ++where) {
+        Bytes in = random_string(rng, where == 1 ? 600 : 2000, 0);
+        const size_t run = bits_of(in);
+        const Bytes mid = eos_lookalike(600, 560);
+        in.insert(in.end(), mid.begin(), mid.end());
+        const size_t body = bits_of(in);
+        size_t tail_bits = 0;
+        for (size_t t = 0; t < tail.size(); tail_bits += kAppendixB[tail[t++]].len) {
+            const size_t at = (body + tail_bits) * where / 3;  // about
+            if (at < run || at > run + 3000 + 50)
+                continue;
+            Bytes s = in;
+            s.insert(s.end(), tail.begin(), tail.begin() + static_cast<ptrdiff_t>(t));
+            const Bytes coded = encode(s);
+            ASSERT_GE(coded.size(), hpack::kHuffmanSplit3MinOctets);
+            const Decoded d = decode(coded);
+            ASSERT_EQ(d.rc, static_cast<ptrdiff_t>(s.size())) << where << " " << t;
+            ASSERT_EQ(d.out, s) << where << " " << t;
+            ++tried;
+        }
+    }
+    EXPECT_GT(tried, 1000);
+}
+
+TEST_P(HuffmanDecode, ThirdsThatDoNotSynchroniseStillDecode) {
+    // Header text with a run of '0' (5 bits each) over the first or the
+    // second split point, or both: a position started inside a run at an
+    // offset that is not a multiple of 5 bits never meets a true symbol
+    // end, so the one before it decodes on.  Run starts at every offset
+    // modulo 5 bits, so that some positions meet and some do not.
+    std::mt19937 rng(23);
+    for (size_t total : {1800, 4096}) {
+        for (int runs = 1; runs <= 3; ++runs) {
+            for (size_t shift = 0; shift < 10; ++shift) {
+                Bytes in = random_string(rng, total, 0);
+                for (int k = 1; k <= 2; ++k) {
+                    if (!(runs & k))
+                        continue;
+                    // About where split point k falls in the text.
+                    const size_t at = total * k / 3 - 150 + shift;
+                    std::fill(in.begin() + static_cast<ptrdiff_t>(at),
+                              in.begin() + static_cast<ptrdiff_t>(at + 400), '0');
+                }
+                const Bytes coded = encode(in);
+                ASSERT_GE(coded.size(), hpack::kHuffmanSplit3MinOctets);
+                const Decoded d = decode(coded);
+                ASSERT_EQ(d.rc, static_cast<ptrdiff_t>(in.size()))
+                    << total << " " << runs << " " << shift;
+                EXPECT_EQ(d.out, in);
+                // And cut short, and with a bit flipped after the runs.
+                const Bytes cut(coded.begin(), coded.end() - 1 - rng() % 40);
+                ASSERT_EQ(describe(decode(cut)), describe(reference_decode(cut)));
+                Bytes bad = coded;
+                bad[bad.size() - 1 - rng() % (bad.size() / 4)] ^= static_cast<uint8_t>(1 << (rng() % 8));
+                ASSERT_EQ(describe(decode(bad)), describe(reference_decode(bad)));
+            }
+        }
+    }
+}
+
+// Strings dense in codes of 11 to 19 bits (most of them links) and with
+// some over 22 bits (the slow path), of n(rep) octets: groups and lanes
+// of every position end inside a long code, later positions start inside
+// one, and any of them stops at a slow entry.  Whole, they decode; cut
+// short inside the later part, they fail as the reference does.
+template <typename Length>
+void check_long_codes(Decoded (*dec)(const Bytes&), int reps, unsigned seed, Length n_of) {
     static const std::string plain = "aeio0123/-=;.:";
     static const std::string longs = "<`{^}\\|~[]$@#";
     static const std::string slows = "\x80\xfe\x01\x16";
-    std::mt19937 rng(11);
-    for (int rep = 0; rep < 600; ++rep) {
-        // From 90 octets (over 112 coded: long codes are 11 bits and more).
-        const size_t n = (rep % 3 == 1 ? 90 + rng() % 120 : 320 + rng() % 900);
+    std::mt19937 rng(seed);
+    for (int rep = 0; rep < reps; ++rep) {
+        const size_t n = n_of(rep, rng);
         const unsigned long_in_16 = 1 + rep % 10;
         const unsigned slow_in_256 = rep % 3 == 0 ? 0 : 1 + rep % 4;
         Bytes in(n);
@@ -791,22 +870,33 @@ TEST_P(HuffmanDecode, LongCodesAtEveryPlaceOfBothPositions) {
                 c = static_cast<uint8_t>(plain[rng() % plain.size()]);
         }
         const Bytes coded = reference_encode(in);
-        const Decoded got = decode(coded);
+        const Decoded got = dec(coded);
         ASSERT_EQ(got.rc, static_cast<ptrdiff_t>(n)) << "rep " << rep;
         ASSERT_EQ(got.out, in) << "rep " << rep;
-        // Cut short inside the second half: the error the reference gives.
         const Bytes cut(coded.begin(), coded.end() - 1 - rng() % (coded.size() / 3));
-        ASSERT_EQ(describe(decode(cut)), describe(reference_decode(cut))) << "rep " << rep;
+        ASSERT_EQ(describe(dec(cut)), describe(reference_decode(cut))) << "rep " << rep;
     }
 }
 
-TEST_P(HuffmanDecode, EveryLengthNearTheSecondPositionAgreesWithReference) {
-    // Every coded length from just below the shortest string decoded from
-    // two positions to 150 octets past it, of each kind: whole, cut short
-    // by one octet and with one bit flipped, each the reference's verdict.
-    std::mt19937 rng(13);
-    const size_t lo = hpack::kHuffmanSplitMinOctets - 3;
-    const size_t hi = hpack::kHuffmanSplitMinOctets + 150;
+TEST_P(HuffmanDecode, LongCodesAtEveryPlaceOfBothPositions) {
+    // From 90 octets (over 112 coded: long codes are 11 bits and more).
+    check_long_codes(decode, 600, 11, [](int rep, std::mt19937& rng) -> size_t {
+        return rep % 3 == 1 ? 90 + rng() % 120 : 320 + rng() % 900;
+    });
+}
+
+TEST_P(HuffmanDecode, LongCodesAtEveryPlaceOfThreePositions) {
+    // From 800 octets (over 1024 coded), to 4000.
+    check_long_codes(decode, 300, 29, [](int, std::mt19937& rng) -> size_t {
+        return 800 + rng() % 3200;
+    });
+}
+
+// Every coded length from lo to hi octets, of each kind: whole, cut
+// short by one octet and with one bit flipped, each the reference's
+// verdict.
+void check_every_length(Decoded (*dec)(const Bytes&), size_t lo, size_t hi, unsigned seed) {
+    std::mt19937 rng(seed);
     for (int kind = 0; kind < 5; ++kind) {
         const Bytes text = random_string(rng, hi * 8 / 5, kind);
         size_t last = 0;  // prefixes that add a coded octet
@@ -818,18 +908,30 @@ TEST_P(HuffmanDecode, EveryLengthNearTheSecondPositionAgreesWithReference) {
             if (coded.size() >= hi)
                 break;
             last = coded.size();
-            const Decoded got = decode(coded);
+            const Decoded got = dec(coded);
             ASSERT_EQ(got.rc, static_cast<ptrdiff_t>(n))
                 << "kind " << kind << " coded " << coded.size();
             ASSERT_EQ(got.out, in) << "kind " << kind << " coded " << coded.size();
             const Bytes cut(coded.begin(), coded.end() - 1);
-            ASSERT_EQ(describe(decode(cut)), describe(reference_decode(cut))) << to_hex(cut);
+            ASSERT_EQ(describe(dec(cut)), describe(reference_decode(cut))) << to_hex(cut);
             Bytes bad = coded;
             bad[rng() % bad.size()] ^= static_cast<uint8_t>(1 << (rng() % 8));
-            ASSERT_EQ(describe(decode(bad)), describe(reference_decode(bad))) << to_hex(bad);
+            ASSERT_EQ(describe(dec(bad)), describe(reference_decode(bad))) << to_hex(bad);
         }
         ASSERT_GE(last, hi - 4) << "kind " << kind << ": the text is too short";
     }
+}
+
+TEST_P(HuffmanDecode, EveryLengthNearTheSecondPositionAgreesWithReference) {
+    // From just below the shortest string decoded from two positions to
+    // 150 octets past it.
+    check_every_length(decode, hpack::kHuffmanSplitMinOctets - 3,
+                       hpack::kHuffmanSplitMinOctets + 150, 13);
+}
+
+TEST_P(HuffmanDecode, EveryLengthNearTheThirdPositionAgreesWithReference) {
+    check_every_length(decode, hpack::kHuffmanSplit3MinOctets - 3,
+                       hpack::kHuffmanSplit3MinOctets + 100, 31);
 }
 
 TEST_P(HuffmanDecode, NeverWritesPastCapacity) {

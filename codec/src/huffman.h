@@ -26,13 +26,15 @@ constexpr size_t kHuffmanBoundedOverrun = 72;
 size_t huffman_encode_bounded(const uint8_t* src, size_t n, uint8_t* dst, size_t limit);
 
 // The decoder writes whole words, up to 8 octets from its last symbol, and
-// decodes long strings from two positions whose outputs it joins (see
-// huffman.cc): the capacity below covers both.
+// decodes long strings from two or three positions whose outputs it joins
+// (see huffman.cc): the capacity below covers both.
 constexpr size_t kHuffmanDecodeSlack = 16;
 
-// Strings of this many coded octets and more decode from two positions
-// (huffman.cc says why from here).
+// Strings of this many coded octets and more decode from two positions,
+// and from kHuffmanSplit3MinOctets on from three (huffman.cc says why
+// from there).
 constexpr size_t kHuffmanSplitMinOctets = 112;
+constexpr size_t kHuffmanSplit3MinOctets = 1280;
 
 // The shortest code is 5 bits, so n octets decode to at most n * 8 / 5.
 inline size_t huffman_decode_capacity(size_t n) {
