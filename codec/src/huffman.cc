@@ -592,6 +592,13 @@ constexpr int64_t kSyncBits = 256;
 constexpr int64_t kRecBits = kSyncBits + 4 * kDecodeMaxConsumed;
 struct Record {
     uint8_t at[kRecBits];
+
+    // A lookup outside a group (the slow path's, a lane's long code) that
+    // ended at bit k, `symbols` symbols into the part.
+    void note(int64_t k, size_t symbols) {
+        if (k < kRecBits)
+            at[k] = static_cast<uint8_t>(symbols + 1);
+    }
 };
 
 HPACK_INLINE size_t recorded(const Record& r, int64_t k) {
@@ -857,11 +864,8 @@ HPACK_INLINE PairStop run_head(Stream& a, Stream& b, const uint8_t* src, size_t 
             return stop;
         if (p.slow == 0)  // else too near the end (not for kSplitMinOctets)
             return bit_position(b) - hb < kSyncBits ? kPairGiveUp : kPairOn;
-        if (p.slow & 2) {
-            const int64_t k = bit_position(b) - hb;
-            if (k < kRecBits)
-                hd.rec.at[k] = static_cast<uint8_t>(b.d - hd.out + 1);
-        }
+        if (p.slow & 2)
+            hd.rec.note(bit_position(b) - hb, static_cast<size_t>(b.d - hd.out));
     }
 }
 
@@ -1650,6 +1654,13 @@ struct LaneHead {
     uint8_t* base;
     int64_t  at;
     size_t   len;
+
+    // Record::note() for a lane still in its head, at bit position pos
+    // with its output at d.
+    void note(int64_t pos, const uint8_t* d) {
+        if (len == kInHead)
+            rec->note(pos - at, static_cast<size_t>(d - out));
+    }
 };
 
 // A lane at a round's start that is kSyncBits or more past its first bit
@@ -1726,15 +1737,15 @@ HPACK_INLINE unsigned thirds_long_codes(Lane& a, Lane& b, Lane& c, const Huffman
         b.rel += kDecodeLinkConsumed;
         if (HPACK_UNLIKELY(!lane_long_code(b, j)))
             return 2;
-        if (h && h[0].len == kInHead && b.rel + end - h[0].at < kRecBits)
-            h[0].rec->at[b.rel + end - h[0].at] = static_cast<uint8_t>(b.d - h[0].out + 1);
+        if (h)
+            h[0].note(b.rel + end, b.d);
     }
     if (links & 4) {
         c.rel += kDecodeLinkConsumed;
         if (HPACK_UNLIKELY(!lane_long_code(c, j)))
             return 3;
-        if (h && h[1].len == kInHead && c.rel + end - h[1].at < kRecBits)
-            h[1].rec->at[c.rel + end - h[1].at] = static_cast<uint8_t>(c.d - h[1].out + 1);
+        if (h)
+            h[1].note(c.rel + end, c.d);
     }
     return 0;
 }
@@ -1856,12 +1867,8 @@ HPACK_INLINE bool decode_split3(Stream& a, const uint8_t* src, size_t n,
             *result = slow_result(r, dst);
             return true;
         }
-        if (slow != 1) {
-            LaneHead& h = heads[slow - 2];
-            const int64_t k = bit_position(x) - h.at;
-            if (h.len == kInHead && k < kRecBits)
-                h.rec->at[k] = static_cast<uint8_t>(x.d - h.out + 1);
-        }
+        if (slow != 1)
+            heads[slow - 2].note(bit_position(x), x.d);
     }
     if (heads[0].len == kInHead || heads[1].len == kInHead)
         return false;  // not for kSplit3MinOctets
