@@ -849,13 +849,20 @@ TEST_P(HuffmanDecode, ThirdsThatDoNotSynchroniseStillDecode) {
 // some over 22 bits (the slow path), of n(rep) octets: groups and lanes
 // of every position end inside a long code, later positions start inside
 // one, and any of them stops at a slow entry.  Whole, they decode; cut
-// short inside the later part, they fail as the reference does.
+// short inside the later part, they fail as the reference does.  Whole,
+// they also keep their later positions: a position that misreads long
+// codes gives its part back to the first, which then decodes it right,
+// so the result alone would not show it.  A later position that starts
+// inside a slow code may misread before it is joined, which a few of
+// these strings make it do (2 of 600 from two positions, 1 of 300 from
+// three): at most one string in 50 may fall back.
 template <typename Length>
-void check_long_codes(int reps, unsigned seed, Length n_of) {
+void check_long_codes(int reps, unsigned seed, unsigned positions, Length n_of) {
     static const std::string plain = "aeio0123/-=;.:";
     static const std::string longs = "<`{^}\\|~[]$@#";
     static const std::string slows = "\x80\xfe\x01\x16";
     std::mt19937 rng(seed);
+    int fell_back = 0;
     for (int rep = 0; rep < reps; ++rep) {
         const size_t n = n_of(rep, rng);
         const unsigned long_in_16 = 1 + rep % 10;
@@ -870,17 +877,21 @@ void check_long_codes(int reps, unsigned seed, Length n_of) {
                 c = static_cast<uint8_t>(plain[rng() % plain.size()]);
         }
         const Bytes coded = reference_encode(in);
+        const uint64_t before = hpack::huffman_split_fallbacks(positions);
         const Decoded got = decode(coded);
+        fell_back += hpack::huffman_split_fallbacks(positions) != before;
         ASSERT_EQ(got.rc, static_cast<ptrdiff_t>(n)) << "rep " << rep;
         ASSERT_EQ(got.out, in) << "rep " << rep;
         const Bytes cut(coded.begin(), coded.end() - 1 - rng() % (coded.size() / 3));
         ASSERT_EQ(describe(decode(cut)), describe(reference_decode(cut))) << "rep " << rep;
     }
+    EXPECT_LE(fell_back, reps / 50)
+        << fell_back << " of " << reps << " valid strings went back to one position";
 }
 
 TEST_P(HuffmanDecode, LongCodesAtEveryPlaceOfBothPositions) {
     // From 90 octets (over 112 coded: long codes are 11 bits and more).
-    check_long_codes(600, 11, [](int rep, std::mt19937& rng) -> size_t {
+    check_long_codes(600, 11, 2, [](int rep, std::mt19937& rng) -> size_t {
         return rep % 3 == 1 ? 90 + rng() % 120 : 320 + rng() % 900;
     });
 }
@@ -888,7 +899,7 @@ TEST_P(HuffmanDecode, LongCodesAtEveryPlaceOfBothPositions) {
 TEST_P(HuffmanDecode, LongCodesAtEveryPlaceOfThreePositions) {
     // From 2,100 octets (over 1,280 coded: no code is under 5 bits) to
     // 4,100.
-    check_long_codes(300, 29, [](int, std::mt19937& rng) -> size_t {
+    check_long_codes(300, 29, 3, [](int, std::mt19937& rng) -> size_t {
         return 2100 + rng() % 2000;
     });
 }

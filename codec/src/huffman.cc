@@ -1956,6 +1956,15 @@ HPACK_INLINE bool decode_split3(Stream& a, const uint8_t* src, size_t n,
     return true;
 }
 
+// Strings that a later position gave back to the first, by the number of
+// positions they started from (huffman_split_fallbacks()).  Counted on
+// the way to one position only; relaxed, since they are only counts.
+uint64_t g_split_fallbacks[2];
+
+HPACK_INLINE void count_fallback(unsigned positions) {
+    __atomic_fetch_add(&g_split_fallbacks[positions - 2], 1, __ATOMIC_RELAXED);
+}
+
 // A string of kSplit3MinOctets or more (decode_split3(), and A alone
 // where it gives up).
 template <PairFn decode_pair, ThirdsFn decode_thirds>
@@ -1964,6 +1973,7 @@ HPACK_INLINE ptrdiff_t decode_long_body(const uint8_t* src, size_t n, uint8_t* d
     ptrdiff_t result;
     if (decode_split3<decode_pair, decode_thirds>(a, src, n, dst, &result))
         return result;
+    count_fallback(3);
     return decode_to_end(a, src, n, dst);
 }
 
@@ -1981,6 +1991,7 @@ HPACK_INLINE ptrdiff_t decode_body(const uint8_t* src, size_t n, uint8_t* dst) {
         ptrdiff_t result;
         if (decode_split<decode_head, decode_pair>(a, src, n, dst, &result))
             return result;
+        count_fallback(2);
     }
     return decode_to_end(a, src, n, dst);
 }
@@ -2102,6 +2113,11 @@ ptrdiff_t huffman_decode(const uint8_t* src, size_t n, uint8_t* dst) {
     if (g_bmi2) return decode_bmi2(src, n, dst);
 #endif
     return decode_generic(src, n, dst);
+}
+
+uint64_t huffman_split_fallbacks(unsigned positions) {
+    if (positions < 2 || positions > 3) return 0;
+    return __atomic_load_n(&g_split_fallbacks[positions - 2], __ATOMIC_RELAXED);
 }
 
 void huffman_decode_many(HuffmanJob* jobs, const uint8_t* order, size_t count) {

@@ -47,6 +47,14 @@ inline size_t huffman_decode_capacity(size_t n) {
 // does not end in at most 7 one bits (RFC 7541 5.2).
 ptrdiff_t huffman_decode(const uint8_t* src, size_t n, uint8_t* dst);
 
+// How many strings long enough to decode from two (positions 2) or three
+// (3) positions were decoded from the first position alone after all,
+// since the library was loaded: a later position that misreads before
+// the one before it reaches it cannot tell that from an error in the
+// string, and gives its part back.  Valid text seldom makes it do so;
+// tests read this to see that the later positions did their part.
+uint64_t huffman_split_fallbacks(unsigned positions);
+
 // Decodes each job's string as huffman_decode() does (result: what that
 // returns), three at a time: their lookups overlap, where one string runs
 // at the latency of one lookup after another.  The jobs are taken in the
