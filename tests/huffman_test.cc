@@ -877,7 +877,7 @@ void check_long_codes(int reps, unsigned seed, unsigned positions, Length n_of) 
                 c = static_cast<uint8_t>(plain[rng() % plain.size()]);
         }
         const Bytes coded = reference_encode(in);
-        const uint64_t before = hpack::huffman_split_fallbacks(positions);
+        const size_t before = hpack::huffman_split_fallbacks(positions);
         const Decoded got = decode(coded);
         fell_back += hpack::huffman_split_fallbacks(positions) != before;
         ASSERT_EQ(got.rc, static_cast<ptrdiff_t>(n)) << "rep " << rep;

@@ -1959,7 +1959,7 @@ HPACK_INLINE bool decode_split3(Stream& a, const uint8_t* src, size_t n,
 // Strings that a later position gave back to the first, by the number of
 // positions they started from (huffman_split_fallbacks()).  Counted on
 // the way to one position only; relaxed, since they are only counts.
-uint64_t g_split_fallbacks[2];
+size_t g_split_fallbacks[2];  // a word: lock-free wherever the codec builds
 
 HPACK_INLINE void count_fallback(unsigned positions) {
     __atomic_fetch_add(&g_split_fallbacks[positions - 2], 1, __ATOMIC_RELAXED);
@@ -2115,7 +2115,7 @@ ptrdiff_t huffman_decode(const uint8_t* src, size_t n, uint8_t* dst) {
     return decode_generic(src, n, dst);
 }
 
-uint64_t huffman_split_fallbacks(unsigned positions) {
+size_t huffman_split_fallbacks(unsigned positions) {
     if (positions < 2 || positions > 3) return 0;
     return __atomic_load_n(&g_split_fallbacks[positions - 2], __ATOMIC_RELAXED);
 }

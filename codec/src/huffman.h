@@ -53,7 +53,7 @@ ptrdiff_t huffman_decode(const uint8_t* src, size_t n, uint8_t* dst);
 // the one before it reaches it cannot tell that from an error in the
 // string, and gives its part back.  Valid text seldom makes it do so;
 // tests read this to see that the later positions did their part.
-uint64_t huffman_split_fallbacks(unsigned positions);
+size_t huffman_split_fallbacks(unsigned positions);
 
 // Decodes each job's string as huffman_decode() does (result: what that
 // returns), three at a time: their lookups overlap, where one string runs
