@@ -878,6 +878,17 @@ struct Join {
     int    rc;
 };
 
+// Whether the later position's record holds a lookup that ended at bit k
+// of it: s meets it there, with len octets of its output (j set).
+HPACK_INLINE bool meets(const Record& rec, int64_t k, size_t len, Join* j) {
+    const size_t o = recorded(rec, k);
+    if (o == 0)
+        return false;
+    j->len = len;
+    j->o = o - 1;  // recorded as 1 + the symbols
+    return true;
+}
+
 // s's groups up to the last one that cannot end a symbol past bit hb (s
 // is behind it), then s through the window one lookup at a time, looking
 // for a symbol end where a lookup of the later position ended (rec): from
@@ -912,29 +923,18 @@ HPACK_INLINE bool join_at(Stream& s, const uint8_t* src, size_t n, int64_t hb,
                 j->rc = r.rc;
                 return false;
             }
-            if ((j->o = recorded(rec, bit_position(s) - hb)) != 0) {
-                j->len = static_cast<size_t>(s.d - base);
-                --j->o;  // recorded as 1 + the symbols
+            if (meets(rec, bit_position(s) - hb, static_cast<size_t>(s.d - base), j))
                 return true;
-            }
             continue;
         }
         const unsigned bits = entry_bits(index);
         const size_t d0 = static_cast<size_t>(s.d - base);
         const unsigned shift = s.shift;
         apply(s, e, bits);
-        if (bits >> 6) {
-            if ((j->o = recorded(rec, rel + first_symbol_bits(e, shift))) != 0) {
-                j->len = d0 + 1;
-                --j->o;
-                return true;
-            }
-            if ((j->o = recorded(rec, rel + (bits & 63))) != 0) {
-                j->len = static_cast<size_t>(s.d - base);
-                --j->o;
-                return true;
-            }
-        }
+        if ((bits >> 6)
+            && (meets(rec, rel + first_symbol_bits(e, shift), d0 + 1, j)
+                || meets(rec, rel + (bits & 63), static_cast<size_t>(s.d - base), j)))
+            return true;
     }
 }
 
