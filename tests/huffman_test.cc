@@ -713,7 +713,8 @@ TEST_P(HuffmanDecode, EveryShortInputAgreesWithReferenceDecoder) {
     // lanes' table, the whole string in one window): every input of one
     // and two octets, and for 3 to 7 octets random ones (half of them
     // mostly ones, for EOS, long codes and padding) and valid strings
-    // whose code fills them, with every last octet's low bits.
+    // whose code fills them, with each of the eight values of their last
+    // octet's three low bits.
     for (unsigned v = 0; v < 256; ++v)
         ASSERT_EQ(describe(decode(Bytes{static_cast<uint8_t>(v)})),
                   describe(reference_decode(Bytes{static_cast<uint8_t>(v)})))

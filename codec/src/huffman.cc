@@ -1333,6 +1333,47 @@ HPACK_INLINE void decode_many(HuffmanJob* jobs, const uint8_t* order, size_t cou
     j->result = decode_to_end(two.s[0], j->src, j->n, j->dst);
 }
 
+// A string under kShortOctets as one lane of kLane takes it
+// (decode_lanes_body()): the string and the implied ones after it in one
+// window a group, its end judged at the link where a group stops
+// (lane_stop()).  False at a link before the end (a long code, EOS, too
+// much padding), with nothing to keep: the path for any length decodes
+// the string again from its start.  huffman_decode() tries it before
+// choosing an instruction set, whose functions carry the long strings'
+// frame: 84-111 instructions for strings of 1-4 octets ("/", "200",
+// "GET", "en-US") where that path took 140-192, 152-165 for 6 and 7
+// octets where it took 196-212 (callgrind, a loop of decodes).  A
+// header block's short names and values go this way one by one; the
+// batch's lanes take strings of 8 octets and more (kPreMinOctets).
+constexpr size_t kShortOctets = 8;
+
+HPACK_INLINE bool decode_short(const uint8_t* src, size_t n, uint8_t* dst,
+                               ptrdiff_t* result) {
+    const HuffmanJob j{src, n, dst, 0};
+    Lane l = lane_at(j, 0, dst);
+    for (;;) {
+        uint64_t w = lane_window(l, j);
+        unsigned sum = 0;
+        uint64_t out = 0;
+        bool stop = false;
+#pragma GCC unroll 4
+        for (unsigned k = 0; k < 4; ++k) {
+            if (HPACK_UNLIKELY(!lane_step(w, sum, out))) {
+                stop = true;
+                break;
+            }
+        }
+        lane_settle(l, sum, out);
+        if (!stop)
+            continue;
+        const int64_t start = -l.rel;  // bits left where the link starts
+        if (!ends_at(start))
+            return false;
+        *result = end_result(start, l.d, dst);
+        return true;
+    }
+}
+
 }  // namespace
 
 size_t huffman_encoded_length(const uint8_t* src, size_t n) {
@@ -1961,47 +2002,6 @@ size_t g_split_fallbacks[2];  // a word: lock-free wherever the codec builds
 
 HPACK_INLINE void count_fallback(unsigned positions) {
     __atomic_fetch_add(&g_split_fallbacks[positions - 2], 1, __ATOMIC_RELAXED);
-}
-
-// A string under kShortOctets as one lane of kLane takes it
-// (decode_lanes_body()): the string and the implied ones after it in one
-// window a group, its end judged at the link where a group stops
-// (lane_stop()).  False at a link before the end (a long code, EOS, too
-// much padding), with nothing to keep: the path for any length decodes
-// the string again from its start.  huffman_decode() tries it before
-// choosing an instruction set, whose functions carry the long strings'
-// frame: 84-111 instructions for strings of 1-4 octets ("/", "200",
-// "GET", "en-US") where that path took 140-192, 152-165 for 6 and 7
-// octets where it took 196-212 (callgrind, a loop of decodes).  A
-// header block's short names and values go this way one by one; the
-// batch's lanes take strings of 8 octets and more (kPreMinOctets).
-constexpr size_t kShortOctets = 8;
-
-HPACK_INLINE bool decode_short(const uint8_t* src, size_t n, uint8_t* dst,
-                               ptrdiff_t* result) {
-    const HuffmanJob j{src, n, dst, 0};
-    Lane l = lane_at(j, 0, dst);
-    for (;;) {
-        uint64_t w = lane_window(l, j);
-        unsigned sum = 0;
-        uint64_t out = 0;
-        bool stop = false;
-#pragma GCC unroll 4
-        for (unsigned k = 0; k < 4; ++k) {
-            if (HPACK_UNLIKELY(!lane_step(w, sum, out))) {
-                stop = true;
-                break;
-            }
-        }
-        lane_settle(l, sum, out);
-        if (!stop)
-            continue;
-        const int64_t start = -l.rel;  // bits left where the link starts
-        if (!ends_at(start))
-            return false;
-        *result = end_result(start, l.d, dst);
-        return true;
-    }
 }
 
 // A string of kSplit3MinOctets or more (decode_split3(), and A alone
