@@ -130,8 +130,13 @@ struct hpack_decoder {
     }
     int decode_any(const uint8_t** pos, const uint8_t* end, int last,
                    hpack_field_t* field);
-    int parse(const uint8_t* p, const uint8_t* end, hpack_field_t* f,
-              size_t* used);
+    // Inlined into both callers: the batch loop of hpack_decode_fields()
+    // and decode_any().  As a call, cold request decode took 0.347 of
+    // nghttp2's time on a first-generation EPYC, inlined 0.325-0.328 (the
+    // call's frame, and *used through memory on the path from one field's
+    // position to the next); the corpus stream cold 0.515 -> 0.497.
+    __attribute__((always_inline)) inline int parse(const uint8_t* p, const uint8_t* end,
+                                                    hpack_field_t* f, size_t* used);
     void predecode(const uint8_t* p, const uint8_t* end);
     void forget_predecoded() {
         pre_count = pre_next = 0;
