@@ -138,8 +138,6 @@ struct hpack_decoder {
     __attribute__((always_inline)) inline int parse(const uint8_t* p, const uint8_t* end,
                                                     hpack_field_t* f, size_t* used);
     void predecode(const uint8_t* p, const uint8_t* end);
-    inline bool scan_string(const uint8_t** pp, const uint8_t* end, size_t* count,
-                            size_t* octets, uint8_t* cls, uint8_t* per_class);
     void forget_predecoded() {
         pre_count = pre_next = 0;
         scratch_base = 0;
@@ -498,38 +496,6 @@ int hpack_decoder::parse(const uint8_t* p, const uint8_t* end,
     return HPACK_OK;
 }
 
-// predecode()'s look at one string literal at *p: past it, and noted in
-// pre[] when it is worth decoding ahead.  False where the scan stops: the
-// literal is cut short, or pre[] or its octets are full.  One copy for a
-// literal name and one for the value, each laid out for its common case,
-// where a loop over the two took more jumps (taken jumps in a cold request
-// block 505 -> 461, instructions 11,644 -> 11,588; cold request decode
-// 0.321 -> 0.320 of nghttp2's time).
-__attribute__((always_inline)) inline bool hpack_decoder::scan_string(
-    const uint8_t** pp, const uint8_t* end, size_t* count, size_t* octets, uint8_t* cls,
-    uint8_t* per_class) {
-    const uint8_t* p = *pp;
-    StringRef str;
-    int r;
-    if (HPACK_UNLIKELY(p == end) || HPACK_UNLIKELY((r = read_string(p, end, &str)) <= 0))
-        return false;
-    p += r;
-    if (HPACK_UNLIKELY(str.len > static_cast<size_t>(end - p))) return false;
-    *pp = p + str.len;
-    if (!str.huffman || str.len < kPreMinOctets || HPACK_UNLIKELY(str.len > max_string))
-        return true;
-    const size_t cap = huffman_decode_capacity(str.len);
-    const size_t k = *count;
-    if (HPACK_UNLIKELY(k == kPreStrings || *octets + cap > kPreOctets)) return false;
-    pre[k] = {str.data, str.len, nullptr, 0};
-    pre_at[k] = static_cast<uint32_t>(*octets);
-    cls[k] = static_cast<uint8_t>(31 - __builtin_clz(str.len));
-    ++per_class[cls[k]];
-    *count = k + 1;
-    *octets += cap;
-    return true;
-}
-
 // Finds the Huffman strings of the representations at p (at most
 // pre_fields fields, as they lie in this piece) and decodes them three at
 // a time into the scratch, longest first, where parse() takes them: one
@@ -543,6 +509,33 @@ void hpack_decoder::predecode(const uint8_t* p, const uint8_t* end) {
     size_t fields = pre_fields < kPreFields ? pre_fields : kPreFields;
     uint8_t cls[kPreStrings];   // the power of two below its length
     uint8_t per_class[kPreClasses] = {};
+    // One string literal at p: past it, and noted in pre[] when it is worth
+    // decoding ahead.  False where the scan stops: the literal is cut
+    // short, or pre[] or its octets are full.  Called once for a literal
+    // name and once for the value, each copy laid out for its common case,
+    // where a loop over the two took more jumps (taken jumps in a cold
+    // request block 505 -> 461, instructions 11,644 -> 11,588 a block; cold
+    // request decode 0.321 -> 0.320 of nghttp2's time).
+    const auto scan_string = [&]() __attribute__((always_inline)) -> bool {
+        StringRef str;
+        int r;
+        if (HPACK_UNLIKELY(p == end) || HPACK_UNLIKELY((r = read_string(p, end, &str)) <= 0))
+            return false;
+        p += r;
+        if (HPACK_UNLIKELY(str.len > static_cast<size_t>(end - p))) return false;
+        p += str.len;
+        if (!str.huffman || str.len < kPreMinOctets || HPACK_UNLIKELY(str.len > max_string))
+            return true;
+        const size_t cap = huffman_decode_capacity(str.len);
+        if (HPACK_UNLIKELY(count == kPreStrings || octets + cap > kPreOctets)) return false;
+        pre[count] = {str.data, str.len, nullptr, 0};
+        pre_at[count] = static_cast<uint32_t>(octets);
+        cls[count] = static_cast<uint8_t>(31 - __builtin_clz(str.len));
+        ++per_class[cls[count]];
+        ++count;
+        octets += cap;
+        return true;
+    };
     while (fields != 0 && p < end) {
         const uint8_t b = *p;
         if (b & 0x80) {                                // indexed
@@ -585,9 +578,7 @@ void hpack_decoder::predecode(const uint8_t* p, const uint8_t* end) {
         p += r;
         --fields;
         // The name (a literal one) and the value.
-        if (HPACK_UNLIKELY(index == 0) && !scan_string(&p, end, &count, &octets, cls, per_class))
-            break;
-        if (!scan_string(&p, end, &count, &octets, cls, per_class))
+        if ((HPACK_UNLIKELY(index == 0) && !scan_string()) || !scan_string())
             break;
     }
     if (count < 2 || !scratch.reserve(octets > kBatchScratch ? octets : kBatchScratch, false))
