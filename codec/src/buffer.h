@@ -16,13 +16,26 @@ namespace hpack {
 class Buffer {
 public:
     explicit Buffer(const Allocator& a) : alloc_(a) {}
-    ~Buffer() { alloc_.free(data_); }
+    ~Buffer() {
+        if (owned_) alloc_.free(data_);
+    }
     Buffer(const Buffer&) = delete;
     Buffer& operator=(const Buffer&) = delete;
 
     uint8_t* data() { return data_; }
     size_t size() const { return size_; }
     size_t capacity() const { return cap_; }
+
+    // Starts the buffer empty on cap octets at p that its owner allocated
+    // with it (and frees with it); growing leaves them for storage of its
+    // own.
+    void lend(uint8_t* p, size_t cap) {
+        if (owned_) alloc_.free(data_);
+        data_ = p;
+        size_ = 0;
+        cap_ = cap;
+        owned_ = false;
+    }
 
     // Ensures capacity >= n.  keep: the first size() octets survive.
     bool reserve(size_t n, bool keep) { return reserve_keeping(n, keep ? size_ : 0); }
@@ -35,9 +48,10 @@ public:
         uint8_t* p = static_cast<uint8_t*>(alloc_.alloc(cap));
         if (!p) return false;
         if (kept) memcpy(p, data_, kept);
-        alloc_.free(data_);
+        if (owned_) alloc_.free(data_);
         data_ = p;
         cap_ = cap;
+        owned_ = true;
         return true;
     }
 
@@ -62,6 +76,7 @@ private:
     uint8_t*  data_ = nullptr;
     size_t    size_ = 0;
     size_t    cap_ = 0;
+    bool      owned_ = true;  // data_ came from alloc_ (or is null)
 };
 
 }  // namespace hpack
