@@ -89,6 +89,43 @@ inline void zero_words(void* p, size_t n) {
     }
 }
 
+// Copies n octets from s to d (which do not overlap) inline: 16 at a time
+// and the last 16 again, or two overlapping words below that, never
+// touching an octet outside either span.  A table insertion copies a name
+// and a value of any length; through memcpy, the library call, cold
+// request decode took 0.314-0.336 of nghttp2's time over six code layouts
+// on a first-generation EPYC, inline 0.304-0.310 (cold request encode
+// 0.301-0.315 -> 0.291-0.310).
+inline void copy_octets(uint8_t* d, const uint8_t* s, size_t n) {
+    if (n >= 16) {
+#ifdef __SSE2__
+        for (size_t i = 0; i + 16 < n; i += 16)
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i),
+                             _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i)));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + n - 16),
+                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + n - 16)));
+#else
+        memcpy(d, s, n);
+#endif
+    } else if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &b, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &b, 4);
+    } else if (n) {
+        d[0] = s[0];
+        d[n / 2] = s[n / 2];
+        d[n - 1] = s[n - 1];
+    }
+}
+
 }  // namespace hpack
 
 #endif

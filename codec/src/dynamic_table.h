@@ -196,8 +196,8 @@ public:
         if (Window && window_full()) slide();
         Entry& e = entry(next_id_);
         e.place(arena_ + arena_tail_, name_len, value_len);
-        if (name_len) memcpy(arena_ + arena_tail_, name, name_len);
-        if (value_len) memcpy(arena_ + arena_tail_ + name_len, value, value_len);
+        copy_octets(arena_ + arena_tail_, name, name_len);
+        copy_octets(arena_ + arena_tail_ + name_len, value, value_len);
         arena_tail_ += bytes;
         size_ += need;
         ++next_id_;
