@@ -171,6 +171,18 @@ struct hpack_decoder {
         stats.plain_bytes += n;
         return HPACK_OK;
     }
+    // The piece ends, fast (nothing buffered or due): what decode_any()
+    // does with an empty piece, without the call (the end of a block after
+    // its literals; 48 instructions of a cold request block).  Cold request
+    // decode over six code layouts on a first-generation EPYC: medians
+    // 0.307-0.308 of nghttp2's time -> 0.305, near the noise.
+    int piece_ends(int last) {
+        if (!last) return HPACK_NEED_MORE;
+        ready = false;
+        fast = false;
+        ++stats.blocks;
+        return HPACK_BLOCK_END;
+    }
     int fail(int rc) {
         error = rc;
         ready = false;
@@ -775,16 +787,7 @@ HPACK_API int hpack_decode_fields(hpack_decoder_t* dec, const uint8_t** pos,
                     break;
                 }
                 if (*pos == end) {
-                    // The piece ends after the run: what decode_any() does
-                    // with an empty piece and nothing buffered or due.
-                    if (last) {
-                        dec->ready = false;
-                        dec->fast = false;
-                        ++dec->stats.blocks;
-                        rc = HPACK_BLOCK_END;
-                    } else {
-                        rc = HPACK_NEED_MORE;
-                    }
+                    rc = dec->piece_ends(last);
                     break;
                 }
             }
@@ -816,6 +819,10 @@ HPACK_API int hpack_decode_fields(hpack_decoder_t* dec, const uint8_t** pos,
                         rc = HPACK_OK;
                         break;
                     }
+                }
+                if (dec->fast && *pos == end) {
+                    rc = dec->piece_ends(last);
+                    break;
                 }
                 rc = dec->decode_any(pos, end, last, fields + n);
                 if (rc != HPACK_OK || dec->pending.size() != 0)
