@@ -89,6 +89,17 @@ inline void zero_words(void* p, size_t n) {
     }
 }
 
+// The first and the last sizeof(T) octets of n, sizeof(T) <= n <=
+// 2 sizeof(T): all n, by two loads and two stores.
+template <class T>
+inline void copy_ends(uint8_t* d, const uint8_t* s, size_t n) {
+    T a, b;
+    memcpy(&a, s, sizeof a);
+    memcpy(&b, s + n - sizeof b, sizeof b);
+    memcpy(d, &a, sizeof a);
+    memcpy(d + n - sizeof b, &b, sizeof b);
+}
+
 // Copies n octets from s to d (which do not overlap) inline: 16 at a time
 // and the last 16 again, or two overlapping words below that, never
 // touching an octet outside either span.  A table insertion copies a name
@@ -108,17 +119,9 @@ inline void copy_octets(uint8_t* d, const uint8_t* s, size_t n) {
         memcpy(d, s, n);
 #endif
     } else if (n >= 8) {
-        uint64_t a, b;
-        memcpy(&a, s, 8);
-        memcpy(&b, s + n - 8, 8);
-        memcpy(d, &a, 8);
-        memcpy(d + n - 8, &b, 8);
+        copy_ends<uint64_t>(d, s, n);
     } else if (n >= 4) {
-        uint32_t a, b;
-        memcpy(&a, s, 4);
-        memcpy(&b, s + n - 4, 4);
-        memcpy(d, &a, 4);
-        memcpy(d + n - 4, &b, 4);
+        copy_ends<uint32_t>(d, s, n);
     } else if (n) {
         d[0] = s[0];
         d[n / 2] = s[n / 2];
