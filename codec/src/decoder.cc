@@ -173,7 +173,7 @@ struct hpack_decoder {
     }
     // The piece ends, fast (nothing buffered or due): what decode_any()
     // does with an empty piece, without the call (the end of a block after
-    // its literals; 48 instructions of a cold request block).  Cold request
+    // its literals; 52 instructions of a cold request block).  Cold request
     // decode over six code layouts on a first-generation EPYC: medians
     // 0.307-0.308 of nghttp2's time -> 0.305, near the noise.
     int piece_ends(int last) {
