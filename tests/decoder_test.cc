@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "api.h"
 #include "hpack.h"
 #include "test_util.h"
 
@@ -679,6 +680,70 @@ TEST(DecoderApi, RejectsOversizedSettings) {
 }
 
 // Allocation failure surfaces as HPACK_E_NOMEM, never a crash.
+// A literal with incremental indexing, a new raw name and a Huffman value.
+std::vector<uint8_t> huffman_literal(const std::string& name, const std::string& value) {
+    std::vector<uint8_t> code(value.size() + 8);
+    code.resize(hpack_huffman_encode(reinterpret_cast<const uint8_t*>(value.data()),
+                                     value.size(), code.data()));
+    std::vector<uint8_t> b = incremental_literal(name, std::string(code.begin(), code.end()));
+    b[2 + name.size()] |= 0x80;  // the value's H bit
+    return b;
+}
+
+// A decoder comes with 1 KiB of scratch in its own allocation: a block
+// that needs no more allocates nothing; one that needs more allocates the
+// scratch's own storage once, and destroying the decoder frees every
+// allocation, the lent octets never.
+TEST(DecoderScratch, GrowsOutOfWhatComesWithTheDecoder) {
+    struct Count { int allocs = 0, frees = 0; };
+    Count count;
+    hpack_allocator_t a{[](void* ctx, size_t n) -> void* {
+                            ++static_cast<Count*>(ctx)->allocs;
+                            return malloc(n);
+                        },
+                        [](void* ctx, void* p) {
+                            ++static_cast<Count*>(ctx)->frees;
+                            free(p);
+                        },
+                        &count};
+    const std::string small(200, 'a'), large(3000, 'b');
+    for (const std::string* value : {&small, &large}) {
+        count = Count{};
+        hpack_decoder_t* d = hpack_decoder_create(&a, 4096);
+        ASSERT_NE(d, nullptr);
+        EXPECT_EQ(count.allocs, 1);
+        std::vector<uint8_t> block = huffman_literal("x-a", *value);
+        const std::vector<uint8_t> second = huffman_literal("x-b", *value);
+        block.insert(block.end(), second.begin(), second.end());
+        std::vector<Decoded> fields;
+        ASSERT_EQ(decode(d, block, &fields), HPACK_OK);
+        ASSERT_EQ(fields.size(), 2u);
+        EXPECT_EQ(fields[0].value, *value);
+        EXPECT_EQ(fields[1].value, *value);
+        EXPECT_EQ(count.allocs, value == &small ? 1 : 2) << value->size();
+        hpack_decoder_destroy(d);
+        EXPECT_EQ(count.frees, count.allocs) << value->size();
+    }
+}
+
+// The table's copies (copy_octets()): every length from 0 to 100 copies
+// exactly its span, from any offset, and touches nothing around it.
+TEST(DecoderTable, CopiesExactlyTheSpanOfEveryLength) {
+    uint8_t src[160], dst[160];
+    for (size_t i = 0; i < sizeof src; ++i) src[i] = static_cast<uint8_t>(i * 7 + 1);
+    for (size_t n = 0; n <= 100; ++n) {
+        for (size_t at = 0; at < 16; ++at) {
+            memset(dst, 0xa5, sizeof dst);
+            hpack::copy_octets(dst + 24 + at, src + at, n);
+            for (size_t i = 0; i < sizeof dst; ++i) {
+                const bool inside = i >= 24 + at && i < 24 + at + n;
+                ASSERT_EQ(dst[i], inside ? src[i - 24] : 0xa5)
+                    << "length " << n << ", offset " << at << ", octet " << i;
+            }
+        }
+    }
+}
+
 TEST(DecoderApi, AllocatorFailureIsReported) {
     struct Budget { int left; };
     Budget budget{0};
