@@ -679,7 +679,6 @@ TEST(DecoderApi, RejectsOversizedSettings) {
     hpack_decoder_destroy(d);
 }
 
-// Allocation failure surfaces as HPACK_E_NOMEM, never a crash.
 // A literal with incremental indexing, a new raw name and a Huffman value.
 std::vector<uint8_t> huffman_literal(const std::string& name, const std::string& value) {
     std::vector<uint8_t> code(value.size() + 8);
@@ -744,6 +743,7 @@ TEST(DecoderTable, CopiesExactlyTheSpanOfEveryLength) {
     }
 }
 
+// Allocation failure surfaces as HPACK_E_NOMEM, never a crash.
 TEST(DecoderApi, AllocatorFailureIsReported) {
     struct Budget { int left; };
     Budget budget{0};
