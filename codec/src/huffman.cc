@@ -1279,12 +1279,18 @@ HPACK_INLINE void decode_lanes_body(Lanes<N>& t, LaneQueue& q) {
             break;
         }
     }
-    const Lane* const lane[3] = {&a, &b, &c};
-    HuffmanJob* const job[3] = {ja, jb, jc};
-    for (size_t k = 0; k < N; ++k) {
-        t.j[k] = job[k];
-        t.s[k] = stream_of(*lane[k], *job[k], k == slow ? kDecodeLinkShift : kDecodeRootShift);
-    }
+    // Lane by lane: through an array of the lanes' addresses, GCC stored
+    // them to the stack to read them back, and this function took 5,654
+    // instructions of a cold request block where it takes 5,596 (the loop
+    // the same 4,757).
+    const auto give_back = [&](size_t k, const Lane& l, HuffmanJob* j) {
+        t.j[k] = j;
+        t.s[k] = stream_of(l, *j, k == slow ? kDecodeLinkShift : kDecodeRootShift);
+    };
+    give_back(0, a, ja);
+    give_back(1, b, jb);
+    if (N == 3)
+        give_back(2, c, jc);
     t.slow = slow;
 }
 
@@ -1339,7 +1345,10 @@ HPACK_INLINE void decode_many(HuffmanJob* jobs, const uint8_t* order, size_t cou
     }
     if (count >= 3) {
         run_lanes(three, q, decode_lanes3);
-        for (size_t k = 0; k < 2; ++k) {  // the two left, one after the other
+        // The two left, one after the other; unrolled, 23 instructions of a
+        // cold request block fewer.
+#pragma GCC unroll 2
+        for (size_t k = 0; k < 2; ++k) {
             HuffmanJob* const j = three.j[k];
             j->result = decode_to_end(three.s[k], j->src, j->n, j->dst);
         }
