@@ -185,12 +185,12 @@ public:
     // arena may move).  *evicted gets the number of evictions.
     //
     // Inlined into its callers (the decoder's field parser, the encoder's
-    // indexing), where GCC had kept it a call: the call's frame and the
-    // caller's state saved around it cost 136 instructions of a cold
-    // request block's 11,157.  Cold request decode over six code layouts
-    // on a first-generation EPYC: 0.301-0.353 of nghttp2's time (median
-    // 0.304) -> 0.297-0.302 (0.300); cold request encode 0.286-0.297 ->
-    // 0.293-0.300, medians 0.295 either way.
+    // indexing), where GCC had kept it a call: 136 instructions of a cold
+    // request block's 11,157 fewer, the call's frame and the parser's
+    // state saved around it among them.  Cold request decode over six
+    // code layouts on a first-generation EPYC: 0.301-0.353 of nghttp2's
+    // time (median 0.304) -> 0.297-0.302 (0.300); cold request encode
+    // 0.286-0.297 -> 0.293-0.300, medians 0.295 either way.
     __attribute__((always_inline)) Entry* insert(const uint8_t* name, size_t name_len,
                                                  const uint8_t* value, size_t value_len,
                                                  uint32_t* evicted) {
