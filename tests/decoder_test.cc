@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "api.h"
+#include "memory.h"
 #include "hpack.h"
 #include "test_util.h"
 

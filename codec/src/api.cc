@@ -3,7 +3,7 @@
 
 #include <stdlib.h>
 
-#include "api.h"
+#include "common.h"
 
 namespace hpack {
 namespace {

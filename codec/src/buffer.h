@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "api.h"
+#include "common.h"
 
 namespace hpack {
 

@@ -16,7 +16,8 @@
 #include <emmintrin.h>
 #endif
 
-#include "api.h"
+#include "common.h"
+#include "memory.h"
 #include "buffer.h"
 #include "dynamic_table.h"
 #include "huffman.h"
@@ -76,6 +77,10 @@ inline int read_string(const uint8_t* p, const uint8_t* end, StringRef* s) {
     return r;
 }
 
+// The decoder's table: each descriptor carries the caller's memo, begins
+// with a field's image and lives in a window (see dynamic_table.h).
+using DecoderTable = DynamicTable<hpack_memo_t, true, true>;
+
 }  // namespace
 }  // namespace hpack
 
@@ -86,7 +91,7 @@ struct hpack_decoder {
     }
 
     hpack::Allocator                        alloc;
-    hpack::DynamicTable<hpack_memo_t, true, true> table;
+    hpack::DecoderTable                     table;
     hpack::Buffer                           pending;   // partial representation
     size_t                                  pending_pos = 0;
     hpack::Buffer                           scratch;   // Huffman output, names
@@ -125,7 +130,7 @@ struct hpack_decoder {
 
     hpack_stats_t stats;  // cleared by the constructor
 
-    __attribute__((noinline)) int decode_slow(const uint8_t** pos, const uint8_t* end,
+    HPACK_NOINLINE int decode_slow(const uint8_t** pos, const uint8_t* end,
                                               int last, hpack_field_t* field) {
         batch_more = false;
         scratch_used = 0;
@@ -140,7 +145,7 @@ struct hpack_decoder {
     // nghttp2's time on a first-generation EPYC, inlined 0.325-0.328 (the
     // call's frame, and *used through memory on the path from one field's
     // position to the next); the corpus stream cold 0.515 -> 0.497.
-    __attribute__((always_inline)) inline int parse(const uint8_t* p, const uint8_t* end,
+    HPACK_INLINE int parse(const uint8_t* p, const uint8_t* end,
                                                     hpack_field_t* f, size_t* used);
     void predecode(const uint8_t* p, const uint8_t* end);
     void forget_predecoded() {
@@ -162,7 +167,7 @@ struct hpack_decoder {
     }
     inline int resolve(uint32_t index, hpack_field_t* f);
     inline int check_limits(size_t name_len, size_t value_len) const;
-    __attribute__((always_inline)) inline size_t decode_indexed_run(
+    HPACK_INLINE size_t decode_indexed_run(
         const uint8_t** pos, const uint8_t* end, hpack_field_t* fields, size_t max_fields);
     int field_done(hpack_field_t* f) {
         const size_t n = f->name_len + f->value_len;
@@ -260,7 +265,6 @@ constexpr size_t kStaticMaxField = static_max_field();
 // A dynamic entry's descriptor begins with the image of a field's name,
 // name_len, value and value_len (DynamicTable's FieldImage), which the run
 // of indexed fields copies as one block.
-using DecoderTable = DynamicTable<hpack_memo_t, true, true>;
 using DecoderEntry = DecoderTable::Entry;
 static_assert(offsetof(DecoderEntry, name) == offsetof(hpack_field_t, name) &&
                   offsetof(DecoderEntry, name_len) == offsetof(hpack_field_t, name_len) &&
@@ -534,7 +538,7 @@ void hpack_decoder::predecode(const uint8_t* p, const uint8_t* end) {
     // where a loop over the two took more jumps (taken jumps in a cold
     // request block 505 -> 461, instructions 11,644 -> 11,588 a block; cold
     // request decode 0.321 -> 0.320 of nghttp2's time).
-    const auto scan_string = [&]() __attribute__((always_inline)) -> bool {
+    const auto scan_string = [&]() HPACK_ALWAYS_INLINE -> bool {
         StringRef str;
         int r;
         if (HPACK_UNLIKELY(p == end) || HPACK_UNLIKELY((r = read_string(p, end, &str)) <= 0))

@@ -22,7 +22,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "api.h"
+#include "common.h"
+#include "memory.h"
 
 namespace hpack {
 
@@ -191,7 +192,7 @@ public:
     // code layouts on a first-generation EPYC: 0.301-0.353 of nghttp2's
     // time (median 0.304) -> 0.297-0.302 (0.300); cold request encode
     // 0.286-0.297 -> 0.293-0.300, medians 0.295 either way.
-    __attribute__((always_inline)) Entry* insert(const uint8_t* name, size_t name_len,
+    HPACK_INLINE Entry* insert(const uint8_t* name, size_t name_len,
                                                  const uint8_t* value, size_t value_len,
                                                  uint32_t* evicted) {
         const size_t need = name_len + value_len + HPACK_ENTRY_OVERHEAD;

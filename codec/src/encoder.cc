@@ -10,7 +10,8 @@
 
 #include <string.h>
 
-#include "api.h"
+#include "common.h"
+#include "memory.h"
 #include "dynamic_table.h"
 #include "hash.h"
 #include "huffman.h"
@@ -53,6 +54,8 @@ struct NameWalk {
     bool     done = true;      // the whole chain was walked
 };
 
+// The encoder's table: each descriptor carries its links into the hash
+// chains.
 using EncoderTable = DynamicTable<IndexLinks>;
 
 // The heads of hash chains: the newest id of each, kNoId for none.  A head
@@ -206,9 +209,9 @@ struct hpack_encoder {
     uint64_t find_nv(uint64_t h, const uint8_t* name, size_t nl,
                      const uint8_t* value, size_t vl) const;
     uint64_t find_name(uint64_t h, const uint8_t* name, size_t nl) const;
-    __attribute__((always_inline)) inline uint8_t* encode_field(const hpack_header_t& h,
+    HPACK_INLINE uint8_t* encode_field(const hpack_header_t& h,
                                                                 uint8_t* p, uint64_t& hint);
-    __attribute__((noinline)) uint8_t* encode_literal(const hpack_header_t& h, uint8_t* p,
+    HPACK_NOINLINE uint8_t* encode_literal(const hpack_header_t& h, uint8_t* p,
                                                       StaticName sn, uint64_t name_hash,
                                                       NameWalk walk, uint64_t& hint);
     uint8_t* emit_size_updates(uint8_t* p);

@@ -46,7 +46,8 @@
 #define HPACK_HUFFMAN_BMI2 0
 #endif
 
-#include "api.h"
+#include "common.h"
+#include "memory.h"
 
 namespace hpack {
 namespace {
@@ -76,40 +77,6 @@ constexpr DecodeTable assemble_decode_table() {
 }
 
 alignas(64) constexpr DecodeTable kDecode = assemble_decode_table();
-
-#define HPACK_INLINE inline __attribute__((always_inline))
-
-HPACK_INLINE uint64_t load64_be(const uint8_t* p) {
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return __builtin_bswap64(v);
-}
-
-HPACK_INLINE uint32_t load32_be(const uint8_t* p) {
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return __builtin_bswap32(v);
-}
-
-HPACK_INLINE void store64_be(uint8_t* p, uint64_t v) {
-    v = __builtin_bswap64(v);
-    memcpy(p, &v, 8);
-}
-
-// Decoded symbols are kept first-in-lowest-octet.
-HPACK_INLINE void store32_le(uint8_t* p, uint32_t v) {
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap32(v);
-#endif
-    memcpy(p, &v, 4);
-}
-
-HPACK_INLINE void store64_le(uint8_t* p, uint64_t v) {
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
-    memcpy(p, &v, 8);
-}
 
 // ------------------------------------------------------------------ encode
 
@@ -187,7 +154,7 @@ HPACK_INLINE void put(EncodeState& st, uint64_t code, unsigned bits) {
 // Out of line: header text does not get here.
 // (A copy goes by reference, so that the state stays in registers on the
 // common path.)
-__attribute__((noinline)) void encode_each_at(EncodeState* st,
+HPACK_NOINLINE void encode_each_at(EncodeState* st,
                                               const uint8_t* s, int count) {
     for (int k = 0; k < count; ++k) put(*st, kOctet.code[s[k]], kOctet.bits[s[k]]);
 }
@@ -455,7 +422,7 @@ constexpr uint32_t kSubCountMask = 0xc0;
 
 // A code longer than the link window, after a lookup returned a slow entry.
 // Out of line: printable text never gets here.
-__attribute__((noinline)) SlowResult slow_symbol(Stream s, const uint8_t* src,
+HPACK_NOINLINE SlowResult slow_symbol(Stream s, const uint8_t* src,
                                                  size_t n) {
     // The link before this entry consumed the code's first bits.
     const int64_t start = bits_left(s, n) + kDecodeLinkConsumed;
@@ -723,13 +690,13 @@ stop:
 
 using PairFn = Pair (*)(Pair, const uint8_t*, size_t, size_t);
 
-__attribute__((noinline)) Pair decode_pair_generic(Pair p, const uint8_t* src,
+HPACK_NOINLINE Pair decode_pair_generic(Pair p, const uint8_t* src,
                                                    size_t a_end, size_t b_end) {
     return decode_pair_body(p, src, a_end, b_end);
 }
 
 #if HPACK_HUFFMAN_BMI2
-__attribute__((noinline)) HPACK_TARGET_BMI2 Pair decode_pair_bmi2(
+HPACK_NOINLINE HPACK_TARGET_BMI2 Pair decode_pair_bmi2(
     Pair p, const uint8_t* src, size_t a_end, size_t b_end) {
     return decode_pair_body(p, src, a_end, b_end);
 }
@@ -794,14 +761,14 @@ HPACK_INLINE Pair decode_head_body(Pair p, const uint8_t* src, size_t a_end, siz
 using HeadFn = Pair (*)(Pair, const uint8_t*, size_t, size_t, int64_t, Record*,
                         const uint8_t*);
 
-__attribute__((noinline)) Pair decode_head_generic(Pair p, const uint8_t* src, size_t a_end,
+HPACK_NOINLINE Pair decode_head_generic(Pair p, const uint8_t* src, size_t a_end,
                                                    size_t b_end, int64_t hb, Record* r,
                                                    const uint8_t* head) {
     return decode_head_body(p, src, a_end, b_end, hb, r, head);
 }
 
 #if HPACK_HUFFMAN_BMI2
-__attribute__((noinline)) HPACK_TARGET_BMI2 Pair decode_head_bmi2(
+HPACK_NOINLINE HPACK_TARGET_BMI2 Pair decode_head_bmi2(
     Pair p, const uint8_t* src, size_t a_end, size_t b_end, int64_t hb, Record* r,
     const uint8_t* head) {
     return decode_head_body(p, src, a_end, b_end, hb, r, head);
@@ -1298,13 +1265,13 @@ template <size_t N>
 using LanesFn = void (*)(Lanes<N>&, LaneQueue&);
 
 template <size_t N>
-__attribute__((noinline)) void decode_lanes_generic(Lanes<N>& t, LaneQueue& q) {
+HPACK_NOINLINE void decode_lanes_generic(Lanes<N>& t, LaneQueue& q) {
     decode_lanes_body(t, q);
 }
 
 #if HPACK_HUFFMAN_BMI2
 template <size_t N>
-__attribute__((noinline)) HPACK_TARGET_BMI2 void decode_lanes_bmi2(Lanes<N>& t,
+HPACK_NOINLINE HPACK_TARGET_BMI2 void decode_lanes_bmi2(Lanes<N>& t,
                                                                   LaneQueue& q) {
     decode_lanes_body(t, q);
 }
@@ -1455,15 +1422,6 @@ constexpr PairTable make_pair_table() {
 
 alignas(64) constexpr PairTable kPair = make_pair_table();
 
-HPACK_INLINE unsigned load16_le(const uint8_t* p) {
-    uint16_t v;
-    memcpy(&v, p, 2);
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap16(v);
-#endif
-    return v;
-}
-
 // The codes of s[0..4) joined, and their length in bits (at most 120; the
 // code is whole only up to 64).
 HPACK_INLINE uint64_t join4(const uint8_t* s, unsigned& bits) {
@@ -1528,7 +1486,7 @@ HPACK_INLINE bool is_dense(unsigned misses, size_t done) {
 // of line, so that the group loop keeps nothing alive for it: inline, GCC
 // kept the halves' codes for it and spilled the loop's state to the stack
 // (18,458 -> 20,090 instructions for 4 KiB of header values).
-__attribute__((noinline)) void encode16_apart(EncodeState* st, const uint8_t* s) {
+HPACK_NOINLINE void encode16_apart(EncodeState* st, const uint8_t* s) {
     EncodeState copy = *st;
     encode_group8(copy, s);
     encode_group8(copy, s + 8);
@@ -1874,14 +1832,14 @@ out:
 
 using ThirdsFn = unsigned (*)(Stream*, const uint8_t*, size_t, const int64_t*, LaneHead*);
 
-__attribute__((noinline)) unsigned decode_thirds_generic(Stream* s, const uint8_t* src,
+HPACK_NOINLINE unsigned decode_thirds_generic(Stream* s, const uint8_t* src,
                                                          size_t n, const int64_t* stop,
                                                          LaneHead* h) {
     return decode_thirds_body(s, src, n, stop, h);
 }
 
 #if HPACK_HUFFMAN_BMI2
-__attribute__((noinline)) HPACK_TARGET_BMI2 unsigned decode_thirds_bmi2(
+HPACK_NOINLINE HPACK_TARGET_BMI2 unsigned decode_thirds_bmi2(
     Stream* s, const uint8_t* src, size_t n, const int64_t* stop, LaneHead* h) {
     return decode_thirds_body(s, src, n, stop, h);
 }
@@ -2077,54 +2035,54 @@ HPACK_INLINE ptrdiff_t decode_body(const uint8_t* src, size_t n, uint8_t* dst) {
 // byte swap and a store: 4 KiB of random printable text 1,499 -> 1,469 ns,
 // header values 1,115 -> 1,095 (fastest slices of 4 runs each).
 
-__attribute__((noinline)) size_t encode_generic(const uint8_t* src, size_t n,
+HPACK_NOINLINE size_t encode_generic(const uint8_t* src, size_t n,
                                                 uint8_t* dst) {
     return encode_body(src, n, dst);
 }
 
-__attribute__((noinline)) size_t encode_bounded_generic(const uint8_t* src, size_t n,
+HPACK_NOINLINE size_t encode_bounded_generic(const uint8_t* src, size_t n,
                                                         uint8_t* dst, size_t limit) {
     return encode_bounded_body(src, n, dst, limit);
 }
 
-__attribute__((noinline)) ptrdiff_t decode_long_generic(const uint8_t* src, size_t n,
+HPACK_NOINLINE ptrdiff_t decode_long_generic(const uint8_t* src, size_t n,
                                                         uint8_t* dst) {
     return decode_long_body<decode_pair_generic, decode_thirds_generic>(src, n, dst);
 }
 
-__attribute__((noinline)) ptrdiff_t decode_generic(const uint8_t* src, size_t n,
+HPACK_NOINLINE ptrdiff_t decode_generic(const uint8_t* src, size_t n,
                                                    uint8_t* dst) {
     return decode_body<decode_head_generic, decode_pair_generic, decode_long_generic>(src, n,
                                                                                       dst);
 }
 
-__attribute__((noinline)) void decode_many_generic(HuffmanJob* jobs, const uint8_t* order,
+HPACK_NOINLINE void decode_many_generic(HuffmanJob* jobs, const uint8_t* order,
                                                    size_t count) {
     decode_many<decode_lanes_generic<3>, decode_lanes_generic<2>>(jobs, order, count);
 }
 
 #if HPACK_HUFFMAN_BMI2
-__attribute__((noinline)) HPACK_TARGET_BMI2 size_t encode_bmi2(const uint8_t* src,
+HPACK_NOINLINE HPACK_TARGET_BMI2 size_t encode_bmi2(const uint8_t* src,
                                                                size_t n, uint8_t* dst) {
     return encode_body(src, n, dst);
 }
 
-__attribute__((noinline)) HPACK_TARGET_BMI2 size_t encode_bounded_bmi2(
+HPACK_NOINLINE HPACK_TARGET_BMI2 size_t encode_bounded_bmi2(
     const uint8_t* src, size_t n, uint8_t* dst, size_t limit) {
     return encode_bounded_body(src, n, dst, limit);
 }
 
-__attribute__((noinline)) HPACK_TARGET_BMI2 ptrdiff_t decode_long_bmi2(const uint8_t* src,
+HPACK_NOINLINE HPACK_TARGET_BMI2 ptrdiff_t decode_long_bmi2(const uint8_t* src,
                                                                        size_t n, uint8_t* dst) {
     return decode_long_body<decode_pair_bmi2, decode_thirds_bmi2>(src, n, dst);
 }
 
-__attribute__((noinline)) HPACK_TARGET_BMI2 ptrdiff_t decode_bmi2(const uint8_t* src,
+HPACK_NOINLINE HPACK_TARGET_BMI2 ptrdiff_t decode_bmi2(const uint8_t* src,
                                                                   size_t n, uint8_t* dst) {
     return decode_body<decode_head_bmi2, decode_pair_bmi2, decode_long_bmi2>(src, n, dst);
 }
 
-__attribute__((noinline)) HPACK_TARGET_BMI2 void decode_many_bmi2(HuffmanJob* jobs,
+HPACK_NOINLINE HPACK_TARGET_BMI2 void decode_many_bmi2(HuffmanJob* jobs,
                                                                    const uint8_t* order,
                                                                    size_t count) {
     decode_many<decode_lanes_bmi2<3>, decode_lanes_bmi2<2>>(jobs, order, count);

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "api.h"
+#include "common.h"
 
 namespace hpack {
 

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "api.h"
+#include "common.h"
 #include "static_table.h"
 
 // Internal flag: values shorter than kShortSecretLen are guessable secrets
