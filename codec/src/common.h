@@ -27,6 +27,11 @@
 #define HPACK_INLINE        inline HPACK_ALWAYS_INLINE
 #define HPACK_NOINLINE      __attribute__((noinline))
 
+// A symbol that crosses the codec's files and no further: -fvisibility=hidden
+// covers definitions only, and a declaration marked hidden is referred to
+// directly, as a symbol of the same file is, not through the GOT or PLT.
+#define HPACK_HIDDEN        __attribute__((visibility("hidden")))
+
 namespace hpack {
 
 // A copy of the caller's hpack_allocator_t (or malloc/free when none is

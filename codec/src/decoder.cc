@@ -131,7 +131,7 @@ struct hpack_decoder {
     hpack_stats_t stats;  // cleared by the constructor
 
     HPACK_NOINLINE int decode_slow(const uint8_t** pos, const uint8_t* end,
-                                              int last, hpack_field_t* field) {
+                                   int last, hpack_field_t* field) {
         batch_more = false;
         scratch_used = 0;
         const int rc = decode_any(pos, end, last, field);
@@ -145,8 +145,7 @@ struct hpack_decoder {
     // nghttp2's time on a first-generation EPYC, inlined 0.325-0.328 (the
     // call's frame, and *used through memory on the path from one field's
     // position to the next); the corpus stream cold 0.515 -> 0.497.
-    HPACK_INLINE int parse(const uint8_t* p, const uint8_t* end,
-                                                    hpack_field_t* f, size_t* used);
+    HPACK_INLINE int parse(const uint8_t* p, const uint8_t* end, hpack_field_t* f, size_t* used);
     void predecode(const uint8_t* p, const uint8_t* end);
     void forget_predecoded() {
         pre_count = pre_next = 0;

@@ -209,11 +209,10 @@ struct hpack_encoder {
     uint64_t find_nv(uint64_t h, const uint8_t* name, size_t nl,
                      const uint8_t* value, size_t vl) const;
     uint64_t find_name(uint64_t h, const uint8_t* name, size_t nl) const;
-    HPACK_INLINE uint8_t* encode_field(const hpack_header_t& h,
-                                                                uint8_t* p, uint64_t& hint);
+    HPACK_INLINE uint8_t* encode_field(const hpack_header_t& h, uint8_t* p, uint64_t& hint);
     HPACK_NOINLINE uint8_t* encode_literal(const hpack_header_t& h, uint8_t* p,
-                                                      StaticName sn, uint64_t name_hash,
-                                                      NameWalk walk, uint64_t& hint);
+                                           StaticName sn, uint64_t name_hash,
+                                           NameWalk walk, uint64_t& hint);
     uint8_t* emit_size_updates(uint8_t* p);
 
     Allocator           alloc;
