@@ -33,10 +33,9 @@ constexpr int kSizeUpdate = 2;   // a size update was applied, no field
 // The scratch a decoder comes with (in its own allocation), and the least
 // it grows to: enough that a batch of fields (hpack_decode_fields) rarely
 // ends for the lack of it (a typical request's Huffman strings).  Apart,
-// it was a second allocation and release for every new connection: cold
-// request decode took 0.317-0.330 of nghttp2's time over six code layouts
-// on a first-generation EPYC, with the decoder 0.312-0.323 (medians 0.321
-// and 0.314).
+// it would be a second allocation and release for every new connection
+// (DESIGN.md, "Measurements that decided": "decoder: its first 1 KiB of
+// scratch in its own allocation").
 constexpr size_t kBatchScratch = 1024;
 
 constexpr int kBatchFull = 3;    // the field would move bytes that earlier
@@ -141,10 +140,10 @@ struct hpack_decoder {
     int decode_any(const uint8_t** pos, const uint8_t* end, int last,
                    hpack_field_t* field);
     // Inlined into both callers: the batch loop of hpack_decode_fields()
-    // and decode_any().  As a call, cold request decode took 0.347 of
-    // nghttp2's time on a first-generation EPYC, inlined 0.325-0.328 (the
-    // call's frame, and *used through memory on the path from one field's
-    // position to the next); the corpus stream cold 0.515 -> 0.497.
+    // and decode_any().  As a call, its frame and *used through memory lie
+    // on the path from one field's position to the next (DESIGN.md,
+    // "Measurements that decided": "decoder: `parse()` inlined into the
+    // batch loop and `decode_any()`").
     HPACK_INLINE int parse(const uint8_t* p, const uint8_t* end, hpack_field_t* f, size_t* used);
     void predecode(const uint8_t* p, const uint8_t* end);
     void forget_predecoded() {
@@ -178,9 +177,9 @@ struct hpack_decoder {
     // The piece ends with nothing buffered, and no update due when it is
     // the block's last: decode_any()'s end, also taken by
     // hpack_decode_fields() without the call when fast (the end of a block
-    // after its literals; 52 instructions of a cold request block).  Cold
-    // request decode over six code layouts on a first-generation EPYC:
-    // medians 0.307-0.308 of nghttp2's time -> 0.305, near the noise.
+    // after its literals; DESIGN.md, "Measurements that decided": "decoder:
+    // a batch that reaches the end of its block after literals ends it
+    // itself").
     int piece_ends(int last) {
         if (!last) return HPACK_NEED_MORE;
         ready = false;
@@ -275,8 +274,8 @@ static_assert(offsetof(DecoderEntry, name) == offsetof(hpack_field_t, name) &&
 constexpr size_t kFieldImage = offsetof(hpack_field_t, representation);
 
 // An indexed field's representation, index and static index (0) as two
-// 8-octet stores instead of three of 4 (a dynamic field of a run took nine
-// stores, then eight; six since the field image).
+// 8-octet stores instead of three of 4 (DESIGN.md, "Measurements that
+// decided": "decoder: a descriptor points at its name").
 static_assert(offsetof(hpack_field_t, index) == offsetof(hpack_field_t, representation) + 4 &&
                   offsetof(hpack_field_t, static_index) ==
                       offsetof(hpack_field_t, representation) + 8 &&
@@ -365,9 +364,8 @@ int hpack_decoder::parse(const uint8_t* p, const uint8_t* end,
 
     // 6.2 literals.  The branches are laid out for the later fields of a
     // batch with incremental indexing and a static name, most of a new
-    // connection's first request (cold request decode 0.325 -> 0.321 of
-    // nghttp2's time on a first-generation EPYC, taken jumps 530 -> 505 a
-    // block).
+    // connection's first request (DESIGN.md, "Measurements that decided":
+    // "decoder: branches laid out for a batch's literals").
     hpack_representation_t rep;
     int prefix;
     if (HPACK_LIKELY(b & 0x40)) {
@@ -520,8 +518,8 @@ int hpack_decoder::parse(const uint8_t* p, const uint8_t* end,
 // Finds the Huffman strings of the representations at p (at most
 // pre_fields fields, as they lie in this piece) and decodes them three at
 // a time into the scratch, longest first, where parse() takes them: one
-// string decodes at the latency of a lookup after another (huffman.cc),
-// three overlap.  Only the layout is read here: whatever parse() would
+// string decodes at the latency of a lookup after another
+// (huffman_decode.cc), three overlap.  Only the layout is read here: whatever parse() would
 // reject, it still rejects, with the same error at the same field (a
 // string's decoding error included), and the strings after it were
 // decoded for nothing.  Bounded by kPreStrings, kPreOctets and kPreFields.
@@ -534,9 +532,8 @@ void hpack_decoder::predecode(const uint8_t* p, const uint8_t* end) {
     // decoding ahead.  False where the scan stops: the literal is cut
     // short, or pre[] or its octets are full.  Called once for a literal
     // name and once for the value, each copy laid out for its common case,
-    // where a loop over the two took more jumps (taken jumps in a cold
-    // request block 505 -> 461, instructions 11,644 -> 11,588 a block; cold
-    // request decode 0.321 -> 0.320 of nghttp2's time).
+    // where a loop over the two takes more jumps ("decoder: branches laid
+    // out for a batch's literals" in DESIGN.md).
     const auto scan_string = [&]() HPACK_ALWAYS_INLINE -> bool {
         StringRef str;
         int r;
@@ -729,21 +726,22 @@ inline size_t hpack_decoder::decode_indexed_run(const uint8_t** pos, const uint8
         size_t n;
         // Dynamic references first: on a warm connection they are most of
         // a block's fields, and the test that takes them also rules out
-        // the static range (request decode, warm, 746 -> 725 instructions;
-        // the response 805 -> 775; a static field pays three more).  The
+        // the static range; a static field pays three instructions more
+        // (DESIGN.md, "Measurements that decided": "decoder: the run of
+        // indexed fields tests for a dynamic reference first").  The
         // age it tests is also the descriptor's distance from the newest.
         const uint32_t age = index - (kStaticEntries + 1);
         if (age < n_dynamic) {
             auto& e = t.by_age(age);
-            n = decltype(table)::entry_size(e);
+            n = DecoderTable::entry_size(e);
             if (HPACK_UNLIKELY(room < n))
                 break;
             memcpy(field, &e, kFieldImage);
             set_indexed(field, index);
             // Two plain stores: GCC joins equal neighbouring stores into
             // a vector build and store (four instructions), unless the
-            // second value is opaque to it (warm request decode 788 -> 779
-            // instructions, 38.3 -> 37.5 ns).
+            // second value is opaque to it ("decoder: a descriptor points
+            // at its name" in DESIGN.md).
             hpack_memo_t* memo = &e.extra;
             field->memo = memo;
             __asm__("" : "+r"(memo));

@@ -32,10 +32,9 @@ namespace hpack {
 // before Extra): a name pointer and two 32-bit lengths; the encoder's.  A
 // field image (32): name, name length, value, value length, laid out as
 // the first members of hpack_field_t, so that the decoder copies them into
-// a field as one block: a dynamic field of the run of indexed fields took
-// 37 instructions, now 33 (warm request decode 769 -> 744 instructions a
-// block, 37.0 -> 36.0 ns), and the decoder's descriptor is 64 octets,
-// which the ring addresses with one shift.
+// a field as one block (DESIGN.md, "Measurements that decided": "decoder:
+// the descriptor as a field image"), and the decoder's descriptor is 64
+// octets, which the ring addresses with one shift.
 template <class Extra, bool FieldImage>
 struct TableEntry;
 
@@ -186,15 +185,12 @@ public:
     // arena may move).  *evicted gets the number of evictions.
     //
     // Inlined into its callers (the decoder's field parser, the encoder's
-    // indexing), where GCC had kept it a call: 136 instructions of a cold
-    // request block's 11,157 fewer, the call's frame and the parser's
-    // state saved around it among them.  Cold request decode over six
-    // code layouts on a first-generation EPYC: 0.301-0.353 of nghttp2's
-    // time (median 0.304) -> 0.297-0.302 (0.300); cold request encode
-    // 0.286-0.297 -> 0.293-0.300, medians 0.295 either way.
+    // indexing), where GCC would keep it a call, with its frame and the
+    // parser's state saved around it (DESIGN.md, "Measurements that
+    // decided": "table: `DynamicTable::insert()` inlined into its callers").
     HPACK_INLINE Entry* insert(const uint8_t* name, size_t name_len,
-                                                 const uint8_t* value, size_t value_len,
-                                                 uint32_t* evicted) {
+                               const uint8_t* value, size_t value_len,
+                               uint32_t* evicted) {
         const size_t need = name_len + value_len + HPACK_ENTRY_OVERHEAD;
         if (need > max_size_) {
             *evicted = evict_to(0);
@@ -230,10 +226,11 @@ private:
     // entry of HPACK index 62 + d is then d slots after the newest, with
     // no wrap: the decoder's run of indexed fields keeps one pointer for
     // the table instead of the ring, its mask and the newest id (which GCC
-    // had kept on the stack), and a dynamic field of the run takes 26
-    // instructions instead of 33 (warm request decode 725 -> 680 a block,
-    // the response 775 -> 720).  The price is memory: the window for a
-    // table of 4096 octets is 192 descriptors, 12 KiB, where the ring was 8.
+    // keeps on the stack), and a dynamic field of the run takes fewer
+    // instructions (DESIGN.md, "Measurements that decided": "decoder:
+    // descriptors in a window, newest first").  The price is memory: the
+    // window for a table of 4096 octets is 192 descriptors, 12 KiB, where
+    // a ring takes 8.
     uint64_t slot(uint64_t id) const { return slot_in(id, base_, ring_mask_); }
     static uint64_t slot_in(uint64_t id, uint64_t base, uint64_t mask) {
         if (Window) return base - id;
@@ -270,15 +267,16 @@ private:
     // Every entry takes at least 32 octets.
     static size_t ring_capacity_for(size_t max_size) {
         // The smallest power of two >= max_size / 32, without a loop
-        // (creating an encoder computes it twice: 53 -> 48 ns).
+        // (DESIGN.md, "Measurements that decided": "encoder: the ring
+        // capacity with `clz`").
         const unsigned long long n = max_size / HPACK_ENTRY_OVERHEAD;
         return n <= 1 ? 1 : size_t{1} << (64 - __builtin_clzll(n - 1));
     }
     // The ring starts on a cache line, so that each of the decoder's
     // 64-octet descriptors is one line, whatever the allocator's alignment
-    // (malloc's 16 had left a decoder's ring on a line or 32 octets off
-    // one, with the size of the object before it).  No difference in time
-    // was measured either way; it makes the layout one thing.
+    // (malloc's 16 leaves a decoder's ring on a line or 32 octets off one,
+    // with the size of the object before it): the layout is one thing,
+    // though its time is the same either way.
     static constexpr size_t kRingAlign = 64;
     static size_t ring_bytes(size_t n_slots) {
         return (n_slots * sizeof(Entry) + 7) & ~size_t{7};

@@ -27,12 +27,12 @@ size_t huffman_encode_bounded(const uint8_t* src, size_t n, uint8_t* dst, size_t
 
 // The decoder writes whole words, up to 8 octets from its last symbol, and
 // decodes long strings from two or three positions whose outputs it joins
-// (see huffman.cc): the capacity below covers both.
+// (see huffman_decode.h): the capacity below covers both.
 constexpr size_t kHuffmanDecodeSlack = 16;
 
 // Strings of this many coded octets and more decode from two positions,
-// and from kHuffmanSplit3MinOctets on from three (huffman.cc says why
-// from there).
+// and from kHuffmanSplit3MinOctets on from three (huffman_decode.h and
+// huffman_decode_long.cc say why from there).
 constexpr size_t kHuffmanSplitMinOctets = 112;
 constexpr size_t kHuffmanSplit3MinOctets = 1280;
 

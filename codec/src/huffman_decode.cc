@@ -10,12 +10,11 @@
 // controls, EOS) take a slow path.
 //
 // Each lookup needs the bit count of the previous one, so one position runs
-// at the latency of a load and two shifts per lookup (about 7.5 cycles);
-// strings of kSplitMinOctets (112) and more are decoded from two positions
-// at once (see decode_split()), which takes 4 KiB of header values from 2.2
-// to 1.2 ns per coded octet (fastest runs) on the 2-core EPYC this was
-// written on, and a 139-octet cookie from 300 to 252 ns; from
-// kSplit3MinOctets (1280) on, from three (decode_split3()).  The decoder
+// at the latency of a load and two shifts per lookup; strings of
+// kSplitMinOctets (112) and more are decoded from two positions at once
+// (see decode_split(); DESIGN.md, "Measurements that decided": "Huffman:
+// two decoding positions from 112 coded octets"), and from
+// kSplit3MinOctets (1280) on from three (huffman_decode_long.cc).  The decoder
 // hands a header block's strings over together (huffman_decode_many()),
 // and they are decoded three at a time, in three lanes.
 //
@@ -210,9 +209,9 @@ HPACK_INLINE bool decode_split(Stream& a, const uint8_t* src, size_t n,
 // takes its next string without leaving the loop, lane_stop()).  When the
 // strings run out, the two that three lanes leave finish one after the
 // other (decode_to_end()): two lanes for their rests, a second function
-// with its own entry and exit, took more than they saved (cold request
-// decode 0.328 -> 0.324 of nghttp2's time without them, the corpus stream
-// cold 0.502 -> 0.497; 235,575 -> 232,875 instructions for 20 requests).  A lane
+// with its own entry and exit, take more than they save (DESIGN.md,
+// "Measurements that decided": "decoder: the two strings that three lanes
+// leave finish one after the other").  A lane
 // reads its last octets as decode_to_end() does (load_tail(): ones past
 // the end), so its groups run on into the implied ones and stop there:
 // each string's end is judged as in decode_to_end(), and the other lanes
@@ -229,7 +228,6 @@ struct LaneQueue {
 
     HuffmanJob* take() { return &jobs[order[next++]]; }
 };
-
 
 // A lane whose group stopped at a link.  The link is taken (its eight ones
 // consumed, as a kDecode lookup would).  When that is the string's end
@@ -271,17 +269,14 @@ struct Lanes {
 // takes no part (the compiler drops it).
 //
 // In step, because each lookup waits on the one before it in its lane:
-// lane after lane, a group's lookups were a chain of about 60 instructions
-// and the next lane's could start only as far ahead as the processor
-// looks.  On the 2-core EPYC 7001 this was measured on (its schedulers
-// hold fewer instructions than recent Intel cores') the benchmark
-// request's strings in the loop written to time them took 921 ns lane
-// after lane and 870 in step; three strings of 420 octets, 2,239 and
-// 1,903 with the lane word (lane_step()).  Then 860 -> 820 ns with the
-// lanes' state as a position (Lane): three values a lane between rounds
-// instead of five, and GCC no longer kept a group's sum on the stack.
-// Letting the other lanes finish their groups when one stopped (a loop of
-// lookups from where each was) cost more than it saved: 953-969 ns.
+// lane after lane, a group's lookups are a chain of about 60 instructions
+// and the next lane's can start only as far ahead as the processor looks
+// (DESIGN.md, "Measurements that decided": "decoder: the lanes' lookups in
+// step").  A lane's state is a position (Lane): three values a lane
+// between rounds, so that GCC keeps a group's sum in a register ("decoder:
+// a lane as a position from its string's end").  Letting the other lanes
+// finish their groups when one stopped (a loop of lookups from where each
+// was) costs more than it saves.
 template <size_t N>
 HPACK_INLINE void decode_lanes_body(Lanes<N>& t, LaneQueue& q) {
     static_assert(N == 2 || N == 3, "two or three lanes");
@@ -323,10 +318,10 @@ HPACK_INLINE void decode_lanes_body(Lanes<N>& t, LaneQueue& q) {
             break;
         }
     }
-    // Lane by lane: through an array of the lanes' addresses, GCC stored
-    // them to the stack to read them back, and this function took 5,654
-    // instructions of a cold request block where it takes 5,596 (the loop
-    // the same 4,757).
+    // Lane by lane: through an array of the lanes' addresses, GCC stores
+    // them to the stack to read them back (DESIGN.md, "Measurements that
+    // decided": "Huffman: the lanes handed back to their streams one by
+    // one").
     const auto give_back = [&](size_t k, const Lane& l, HuffmanJob* j) {
         t.j[k] = j;
         t.s[k] = stream_of(l, *j, k == slow ? kDecodeLinkShift : kDecodeRootShift);
@@ -388,8 +383,8 @@ HPACK_INLINE void decode_many(HuffmanJob* jobs, const uint8_t* order, size_t cou
     }
     if (count >= 3) {
         run_lanes(three, q, decode_lanes3);
-        // The two left, one after the other; unrolled, 23 instructions of a
-        // cold request block fewer.
+        // The two left, one after the other, unrolled ("Huffman: the lanes
+        // handed back to their streams one by one" in DESIGN.md).
 #pragma GCC unroll 2
         for (size_t k = 0; k < 2; ++k) {
             HuffmanJob* const j = three.j[k];
@@ -414,9 +409,8 @@ HPACK_INLINE void decode_many(HuffmanJob* jobs, const uint8_t* order, size_t cou
 // much padding), with nothing to keep: the path for any length decodes
 // the string again from its start.  huffman_decode() tries it before
 // choosing an instruction set, whose functions carry the long strings'
-// frame: 84-111 instructions for strings of 1-4 octets ("/", "200",
-// "GET", "en-US") where that path took 140-192, 152-165 for 6 and 7
-// octets where it took 196-212 (callgrind, a loop of decodes).  A
+// frame (DESIGN.md, "Measurements that decided": "Huffman: strings under
+// 8 coded octets as one lane of `kLane`").  A
 // header block's short names and values go this way one by one; the
 // batch's lanes take strings of 8 octets and more (kPreMinOctets).
 constexpr size_t kShortOctets = 8;
@@ -451,8 +445,8 @@ HPACK_INLINE bool decode_short(const uint8_t* src, size_t n, uint8_t* dst,
 using LongFn = ptrdiff_t (*)(const uint8_t*, size_t, uint8_t*);
 
 // The long strings' path is a function of its own (per instruction set,
-// below): inline, its state made every call's frame larger (five more
-// stores on entry, for strings of any length).
+// in huffman_decode_long.cc): inline, its state would make every call's
+// frame larger (five more stores on entry, for strings of any length).
 template <HeadFn decode_head, PairFn decode_pair, LongFn decode_long>
 HPACK_INLINE ptrdiff_t decode_body(const uint8_t* src, size_t n, uint8_t* dst) {
     if (n >= kSplit3MinOctets)

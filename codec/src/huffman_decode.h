@@ -43,12 +43,8 @@ alignas(64) inline constexpr DecodeTable kDecode = assemble_decode_table();
 // every lookup of a lane's group starts at the root, so the shift is not
 // taken out of each entry, nor checked after each group.  A link (a
 // window of eight ones) stops the group, and lane_stop() takes it out of
-// line: a long code, or the string's end.  The benchmark request's ten
-// strings, in a loop written to time them, on a Xeon (Sapphire Rapids
-// class): 850 ns one after another; on kDecode, 584 ns in two lanes and
-// 559 in three; on kLane, 480 in three.  Two lanes on kLane took 514 ns
-// for two strings of the same 426 octets, where they run at the latency
-// of their lookups.
+// line: a long code, or the string's end (DESIGN.md, "Measurements that
+// decided": "decoder: three lanes on `kLane`").
 //
 // kLane's entries: the bits consumed in bits 0-5, alone; 8 times the
 // symbol count in bits 8-15 (0, 8 or 16); the symbols in bits 16-31,
@@ -202,10 +198,10 @@ HPACK_INLINE void apply(Stream& s, uint32_t e, unsigned bits) {
 // in `sum` (bits consumed below bit 6, symbols above), so the output
 // pointer and the bit count are settled once per group, and the group's
 // symbols (8 at most) go out with one 8-octet store: with a 4-octet store
-// per lookup, decoding two positions at once ran at 1.42 or 1.72 ns per
-// coded octet depending on the output buffer's address modulo 4096 (loads
-// held back behind stores they might alias); with one store, 1.42
-// throughout.
+// per lookup, the speed of two positions at once depends on the output
+// buffer's address modulo 4096, loads held back behind stores they might
+// alias (DESIGN.md, "Measurements that decided": "Huffman: a group's
+// symbols in one 8-octet store").
 static_assert(3 * kDecodeMaxConsumed + (64 - kDecodeLinkShift) <= 56
                   && 4 * kDecodeMaxConsumed < 64,
               "one refill covers a group; the sums stay apart");
@@ -378,8 +374,7 @@ HPACK_INLINE ptrdiff_t decode_to_end(Stream s, const uint8_t* src, size_t n,
     return s.d - base;
 }
 
-
-// ------------------------------------------------- two positions at once
+// Two positions at once.
 //
 // A decodes from the start, B from the middle octet as if a code began
 // there.  B records where its lookups end in its first kSyncBits bits;
@@ -395,11 +390,9 @@ HPACK_INLINE ptrdiff_t decode_to_end(Stream s, const uint8_t* src, size_t n,
 // decodes the rest itself.
 //
 // B's window runs beside A's groups (decode_head()), so the only serial
-// parts are A's search for the join and the ends.  Slices of header values
-// (fastest of 3 runs, one position / two): 108 coded octets 240 / 231 ns,
-// 124: 276 / 245, 139: 300 / 252, 170: 371 / 292, 245: 521 / 388; from 78
-// to 92 octets the two cost the same.  (With B's window decoded first, one
-// lookup at a time, two positions paid only from about 200 octets.)
+// parts are A's search for the join and the ends, and two positions pay
+// from kSplitMinOctets on (DESIGN.md, "Measurements that decided":
+// "Huffman: two decoding positions from 112 coded octets").
 
 constexpr size_t kSplitMinOctets = kHuffmanSplitMinOctets;
 constexpr size_t kSplit3MinOctets = kHuffmanSplit3MinOctets;
@@ -440,12 +433,14 @@ struct Pair {
 // The two-position loop keeps both positions' state in registers: a stream
 // has 15 registers to share with the other and the table, and any of its
 // state kept on the stack instead (the window shift, the ends, the octet
-// index beside the input pointer) put loads of the stack on the lookups'
-// path, which ran 15-25% slower at some stack and buffer addresses and not
-// at others.  So a position here is a window, an input pointer, an output
-// pointer and a bit count, every group starts at the root (unlink() below:
-// the shift of a link is not carried to the next group), and the ends are
-// checked once per run of groups that cannot reach them.
+// index beside the input pointer) puts loads of the stack on the lookups'
+// path, slower at some stack and buffer addresses and not at others
+// (DESIGN.md, "Measurements that decided": "Huffman: the two-position
+// decode loop's state in registers").  So a position here is a window, an
+// input pointer, an output pointer and a bit count, every group starts at
+// the root (unlink() below: the shift of a link is not carried to the next
+// group), and the ends are checked once per run of groups that cannot
+// reach them.
 struct Lean {
     uint64_t       buf;
     const uint8_t* p;
@@ -695,12 +690,10 @@ HPACK_INLINE unsigned lane_symbols(size_t index) {
 }
 
 // Where a lookup's symbols go in `out`: bits 8-13 of the group's sum, as a
-// rotate, which BMI2 does in one instruction (rorx) where the shift took a
-// copy and a shift; the shift that uses it reads only its low 6 bits.
-// Instructions for 20 cold requests 227,695 -> 223,135; cold request
-// decode over six code layouts on a first-generation EPYC, medians 0.305
-// and 0.309 of nghttp2's time (two runs) -> 0.303, the range 0.303-0.337
-// -> 0.302-0.306.
+// rotate, which BMI2 does in one instruction (rorx) where a shift takes a
+// copy and a shift; the shift that uses it reads only its low 6 bits
+// (DESIGN.md, "Measurements that decided": "Huffman: a lane's symbol place
+// (bits 8-13 of the group's sum) as a rotate").
 HPACK_INLINE unsigned lane_place(unsigned sum) {
     return ((sum >> 8) | (sum << 24)) & 63;
 }

@@ -5,31 +5,20 @@
 namespace hpack {
 namespace {
 
-// ----------------------------------------------- three positions at once
-//
 // Long strings go from three positions: A from the start, B and C from a
 // third and two thirds in, each joined to the one before it as B is in
 // decode_split(), all three in lanes of kLane (decode_lanes_body()'s
 // loop, with stops of their own), B and C recording their heads as they
 // go.  Two positions run at the latency of their lookups; three lanes
 // hide more of it, for more instructions a lookup (a lane builds its
-// window each group) and a fixed cost (the heads, two joins, the moves).
-// Fastest of 5 runs of 20,000 decodes, three positions / two, on a Zen 4
-// EPYC: header-like text of 1,000 coded octets 1.00, 1,232: 0.97, 1,539:
-// 0.89, 3,167: 0.84; random printable text of 978: 1.08, 1,270: 0.99,
-// 1,953: 0.93, 3,960: 0.90.
-//
-// What was measured on the way, 4 KiB of random printable text (the
-// fastest of 20,000 decodes, or of batches of 20, TSC ticks; two
-// positions 12,400-13,000): a
-// reference to the lane that met a link kept all three lanes in memory,
-// 14,000 against 11,650; a lane that met a link cut the round short for
-// the lanes after it, so that A ran ahead and the rest went as two
-// positions and one (2,400 of 12,100 ticks), against 11,000 with the
-// round run out; the heads as two passes of two positions (A beside B,
-// then beside C), 11,000 against 10,700 recorded in the lanes.  Lanes of
-// kDecode's lookups (the link window without a branch) took header
-// values from 0.197 to 0.229 of nginx's time (paired slices).
+// window each group) and a fixed cost (the heads, two joins, the moves),
+// which pays from kSplit3MinOctets on.  A lane that meets a link sits out
+// the rest of its round rather than cutting it short for the others, the
+// lanes are named one by one rather than referred to, the heads are
+// recorded in the lanes rather than in passes of two positions, and the
+// lanes look up kLane rather than kDecode: each the faster (DESIGN.md,
+// "Measurements that decided": "Huffman: three decoding positions from
+// 1,280 coded octets").
 
 // The heads of B and C, recorded by the lanes: the later position's
 // first bit, where its lookups ended in its first kSyncBits bits (as
@@ -137,7 +126,7 @@ HPACK_INLINE bool take_long_code(Lane& l, const HuffmanJob& j, LaneHead* h, int6
 HPACK_INLINE unsigned thirds_long_codes(Lane& a, Lane& b, Lane& c, const HuffmanJob& j,
                                         unsigned links, LaneHead* h) {
     // Lane by lane, each lane named: one lambda for the three kept more of
-    // them on the stack (4 KiB of printable text +0.4% instructions).
+    // them on the stack.
     const int64_t end = static_cast<int64_t>(j.n) * 8;
     if ((links & 1) && HPACK_UNLIKELY(!take_long_code(a, j, nullptr, end)))
         return 1;

@@ -105,13 +105,14 @@ HPACK_INLINE void encode_each(EncodeState& st, const uint8_t* s, int count) {
 // the position and the last code put, whose last bits are the octet under
 // way (a group has at least 20 bits, the octet under way at most 7): no
 // accumulator is shifted, and one position's bookkeeping serves two
-// groups.  Measured in DESIGN.md.
+// groups (DESIGN.md, "Measurements that decided": "Huffman: sparse text
+// sixteen symbols a turn").
 //
 // On x86-64 the position is a bit address, the output pointer times 8 plus
 // the bits of the octet under way (user-space addresses stay below 2^57,
 // so it does not overflow): the octet under way is then the position
-// shifted, with no base register to add (a register the sparse loop had
-// reloaded from the stack every turn).  Elsewhere, where pointers may
+// shifted, with no base register to add (a register the sparse loop would
+// reload from the stack every turn).  Elsewhere, where pointers may
 // carry tags in their top bits, it counts from a base.
 #if defined(__x86_64__)
 struct GroupBase {
@@ -150,8 +151,9 @@ HPACK_INLINE EncodeState to_octets(const GroupState& g) {
 // bits of the octet under way (0..7).  The sparse loop asks that of the
 // position it starts at (fits_two()), not of the worst one (kPutMaxBits):
 // fewer of its turns go through the accumulator, and the dense loop, whose
-// groups of four rarely need it, keeps the plain limit (with fits_two(),
-// 20,694 -> 21,480 instructions for 4 KiB of printable text).  The second
+// groups of four rarely need it, keeps the plain limit, which costs it
+// fewer instructions (DESIGN.md, "Measurements that decided": "Huffman:
+// the group loop's position as a bit address").  The second
 // code starts in the first store at bit 20..63 and what does not fit goes
 // to the second store.  It becomes the last code put, which the next turn
 // shifts left by its length less the bits of the octet under way: 63 bits
@@ -208,7 +210,8 @@ namespace {
 // pair fits: 60 bits at most), and apart from them the joined length.
 // 576 KiB, of which header text reads a few hundred lines and random
 // printable text about 80 KiB; the price of the size, measured with the
-// table pushed out to L3 first, is in DESIGN.md.
+// table pushed out to L3 first, is in DESIGN.md ("Measurements that
+// decided": "Huffman: the pair table stays").
 struct PairTable {
     uint64_t code[65536];
     uint8_t  bits[65536];
@@ -291,8 +294,9 @@ HPACK_INLINE bool is_dense(unsigned misses, size_t done) {
 
 // Sixteen symbols whose groups of eight do not fit put_two().  Out
 // of line, so that the group loop keeps nothing alive for it: inline, GCC
-// kept the halves' codes for it and spilled the loop's state to the stack
-// (18,458 -> 20,090 instructions for 4 KiB of header values).
+// keeps the halves' codes for it and spills the loop's state to the stack
+// (DESIGN.md, "Measurements that decided": "Huffman: a sparse turn that
+// misses put_two() out of line").
 HPACK_NOINLINE void encode16_apart(EncodeState* st, const uint8_t* s) {
     EncodeState copy = *st;
     encode_group8(copy, s);
@@ -358,8 +362,8 @@ HPACK_INLINE size_t encode_body(const uint8_t* src, size_t n, uint8_t* dst) {
     // while 12 more symbols follow a group: their 60 bits or more keep
     // those octets inside the output.
     if (n >= 20) {
-        // Two groups a turn: 4 KiB of header values in 0.39 of nginx's
-        // time instead of 0.405, printable text 0.70 instead of 0.765.
+        // Two groups a turn (DESIGN.md, "Measurements that decided":
+        // "Huffman: encode two groups a turn").
         if (n >= 28) {
             // put_two()'s stores reach 16 octets from where a turn starts:
             // a turn of sixteen symbols has at least 80 bits of code, and
@@ -399,8 +403,8 @@ HPACK_INLINE size_t encode_bounded_body(const uint8_t* src, size_t n, uint8_t* d
     // A turn of put_two() starts below it too and its stores reach 16
     // octets from there; a dense turn's second put_two() starts at most 15
     // octets further (the first put_two() ends by bit 63 + 63; 31 in all).
-    // Two a turn, as in encode_body(): the cold request's ten strings (56
-    // octets on average) 10,002 -> 9,751 instructions with the tail below.
+    // Two a turn, as in encode_body(), and the tail below ("Huffman: encode
+    // two groups a turn" in DESIGN.md).
     static_assert(kHuffmanBoundedOverrun >= (7 + 16 * 30) / 8 + 8, "two groups past limit");
     EncodeState st{0, dst, 0};
     const uint8_t* s = src;

@@ -18,8 +18,9 @@ namespace hpack {
 
 // Wire order is big-endian (MSB first); memcpy is the one unaligned access
 // that every compiler turns into a plain load or store.  Static, as zstd's
-// mem.h has them: each file keeps a copy of its own, and GCC lays out the
-// hot loops that use them as when they were local to those loops' file.
+// mem.h has them: each file that uses them has copies of its own (internal
+// linkage), which is what the hot loops' inlining and registers are tuned
+// with.
 static HPACK_INLINE uint64_t load64_be(const uint8_t* p) {
     uint64_t v;
     memcpy(&v, p, 8);
