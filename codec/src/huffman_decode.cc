@@ -28,7 +28,6 @@
 
 namespace hpack {
 
-
 // Strings that a later position gave back to the first, by the number of
 // positions they started from (huffman_split_fallbacks()).
 // Counted on the way to one position only; relaxed, since they are only

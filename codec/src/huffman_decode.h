@@ -14,7 +14,6 @@
 
 namespace hpack {
 
-
 // The decode table: the root, then the link windows at kDecodeLinkBase.
 // The indexes in between are never reached (only a link leads above the
 // root, and into its own block); they hold a slow entry of width 0, which
@@ -37,6 +36,7 @@ constexpr DecodeTable assemble_decode_table() {
     return t;
 }
 
+// Inline, as kLane below: one copy for both decoding files.
 alignas(64) inline constexpr DecodeTable kDecode = assemble_decode_table();
 
 // A lane's groups look up kLane, kDecode's root without the window shift:
@@ -722,8 +722,6 @@ HPACK_INLINE void lane_settle(Lane& l, unsigned sum, uint64_t out) {
     l.rel += sum & 63;
 }
 
-
-
 // A lane whose link was taken, at a long code: the code decoded by its
 // lookup in the link window.  False at a code past that window.
 HPACK_INLINE bool lane_long_code(Lane& l, const HuffmanJob& j) {
@@ -754,8 +752,7 @@ HPACK_INLINE Stream stream_of(const Lane& l, const HuffmanJob& j, unsigned shift
     return s;
 }
 
-
-
+// A string given back to the first position; relaxed, since it is a count.
 HPACK_INLINE void count_fallback(unsigned positions) {
     __atomic_fetch_add(&g_huffman_split_fallbacks[positions - 2], 1, __ATOMIC_RELAXED);
 }
