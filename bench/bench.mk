@@ -56,9 +56,8 @@ BENCH_SHIM_HDRS  := $(wildcard bench/nginx_huff_shim/*.h)
 # The references (nginx's functions, then all of libnghttp2) are linked
 # first, behind bench/refs_start.c (page-aligned), so that their code lies
 # at the same place in its pages whatever the codec and the benchmark's own
-# code: a change that moved nginx's decoder by 16 octets made it 5% faster,
-# and nghttp2's cold encode went from 1,770 to 1,940 ns, with the same
-# sources of both.
+# code: otherwise a change of ours that moves them by a few octets changes
+# their times by several percent.
 BENCH_REFS       := $(BENCH_DIR)/refs_start.o $(BENCH_NGX_OBJS) \
                     -Wl,-Bstatic,--whole-archive -lnghttp2 -Wl,--no-whole-archive,-Bdynamic
 BENCH_LIBS       := -lbenchmark -lpthread
