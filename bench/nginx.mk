@@ -19,11 +19,12 @@ NGX_BENCH_SHOWN  := make bench$(if $(filter 1,$(QUICK)), QUICK=1)$(if \
 
 .PHONY: bench bench-callgrind bench-throughput bench-stock-cost
 
-# the reverse-proxy workload (interop/proxy_bench.py) follows, with its own
+# Every workload over h2c and TLS, 9 A/B pairs, callgrind, the report and
+# plots in bench/results/<date>/ (about 8 minutes); QUICK=1: h2c, 2 pairs,
+# few requests, into build/bench/nginx/quick/ (under a minute).  The
+# reverse-proxy workload (interop/proxy_bench.py) follows, with its own
 # table: req/s, worker CPU, header bytes per response, and instructions per
-# request under callgrind.  The report and plots go to bench/results/<date>/
-# (about 8 minutes); QUICK=1: h2c, 2 pairs, few requests, into
-# build/bench/nginx/quick/ (under a minute)
+# request under callgrind.
 ## the module against stock nginx: h2load A/B pairs, callgrind, report (QUICK=1: smoke)
 bench: deps nginx-1.26
 	BUILD=$(BUILD) $(NGX_BENCH) $(NGX_BENCH_FLAGS) \

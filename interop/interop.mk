@@ -19,8 +19,8 @@ interop-1.22: nginx-1.22
 	BUILD=$(BUILD) interop/run.sh --version 1.22.1 $(INTEROP_ARGS)
 
 # Every case but the memory one; fails on any sanitizer report and on any
-# leak of the product.  Stock stays the reference: the unsanitized
-# build/nginx-stock.
+# leak of the product (interop/README.md).  Stock stays the reference: the
+# unsanitized build/nginx-stock.
 ## the suite against nginx-asan: ASan, UBSan and LeakSanitizer
 interop-asan: nginx-1.26 nginx-asan
 	BUILD=$(BUILD) interop/run.sh --asan $(INTEROP_ARGS)
