@@ -1,14 +1,8 @@
 # The codec benchmark: ours against libnghttp2 and nginx's stock Huffman
 # functions, in one binary and one run (bench/codec_bench.cc, BENCHMARKS.md).
 #
-#   make bench-codec              Google Benchmark, 3 repetitions (medians),
-#                                 the paired slices that judge the aims, then
-#                                 the ratio report (about 2.5 minutes)
-#   make bench-codec QUICK=1      one short repetition: a smoke run for CI
-#   make bench-codec-callgrind    instructions per operation under callgrind
-#
 # Everything timed is built at the same optimization, $(OPT) (-O2): the codec
-# (its own rules), the two nginx files compiled unmodified from the nginx
+# (the plain library), the two nginx files compiled unmodified from the nginx
 # tree against minimal shim headers, and the benchmark.  The nginx files are
 # also built at -O, nginx's own default, under renamed symbols.
 # Included from the top-level Makefile.
@@ -62,9 +56,8 @@ BENCH_SHIM_HDRS  := $(wildcard bench/nginx_huff_shim/*.h)
 # The references (nginx's functions, then all of libnghttp2) are linked
 # first, behind bench/refs_start.c (page-aligned), so that their code lies
 # at the same place in its pages whatever the codec and the benchmark's own
-# code: a change that moved nginx's decoder by 16 octets made it 5% faster,
-# and nghttp2's cold encode went from 1,770 to 1,940 ns, with the same
-# sources of both.
+# code: otherwise a change of ours that moves them by a few octets changes
+# their times by several percent.
 BENCH_REFS       := $(BENCH_DIR)/refs_start.o $(BENCH_NGX_OBJS) \
                     -Wl,-Bstatic,--whole-archive -lnghttp2 -Wl,--no-whole-archive,-Bdynamic
 BENCH_LIBS       := -lbenchmark -lpthread
@@ -89,8 +82,7 @@ $(BENCH_DIR)/ngx_http_huff_%.o: $(BENCH_NGINX_PATH) $(BENCH_SHIM_HDRS)
 	$(CC) $(OPT) $(BENCH_NGX_CFLAGS) \
 	    -c "$$(cat $<)/src/http/ngx_http_huff_$*.c" -o $@
 
-$(BENCH_DIR)/codec_bench.o: bench/codec_bench.cc codec/include/hpack.h codec/src/huffman.h \
-        $(TOOL_HDRS) $(BENCH_SHIM_HDRS)
+$(BENCH_DIR)/codec_bench.o: bench/codec_bench.cc $(CODEC_HDRS) $(TOOL_HDRS) $(BENCH_SHIM_HDRS)
 	@mkdir -p $(@D)
 	$(CXX) $(BENCH_CXXFLAGS) -c $< -o $@
 
@@ -101,6 +93,9 @@ $(BENCH_DIR)/refs_start.o: bench/refs_start.c
 $(BENCH_BIN): $(BENCH_DIR)/refs_start.o $(BENCH_DIR)/codec_bench.o $(BENCH_NGX_OBJS) $(CODEC_LIB)
 	$(CXX) $(BENCH_REFS) $(BENCH_DIR)/codec_bench.o $(CODEC_LIB) $(BENCH_LIBS) -o $@
 
+# Google Benchmark (BENCH_REPS repetitions, medians), the paired slices
+# that judge the aims, then the ratio report (about 2.5 minutes)
+## the codec against libnghttp2 and nginx (QUICK=1: one short smoke run)
 bench-codec: $(BENCH_BIN)
 	$(BENCH_BIN) --benchmark_min_time=$(BENCH_MIN_TIME) \
 	    --benchmark_repetitions=$(BENCH_REPS) \
@@ -120,6 +115,7 @@ bench-codec: $(BENCH_BIN)
 	    && echo && $(PYTHON) bench/report_codec.py --paired $(BENCH_PAIRED_ALL); } \
 	    | tee $(BENCH_DIR)/codec-report.md
 
+## instructions per codec operation under callgrind, deterministic
 bench-codec-callgrind: $(BENCH_BIN)
 	@rm -rf $(BENCH_CG_DIR) && mkdir -p $(BENCH_CG_DIR)
 	valgrind --tool=callgrind --callgrind-out-file=$(BENCH_CG_DIR)/cg.out \
@@ -137,6 +133,7 @@ $(BENCH_DIR)/huffman_evicted: bench/huffman_evicted.cc codec/include/hpack.h $(C
 	@mkdir -p $(@D)
 	$(CXX) $(BENCH_CXXFLAGS) $< $(CODEC_LIB) -o $@
 
+## Huffman encode of one value, warm and with the tables in L3
 bench-huffman-evicted: $(BENCH_DIR)/huffman_evicted
 	$(BENCH_DIR)/huffman_evicted 0
 	$(BENCH_DIR)/huffman_evicted 2048

@@ -2,15 +2,6 @@
 # (bench/nginx_bench.py, bench/README.md).  Included from the top-level
 # Makefile.
 #
-#   make bench                  every workload over h2c and TLS, 9 A/B pairs,
-#                               callgrind, the report and plots in
-#                               bench/results/<date>/ (about 8 minutes)
-#   make bench QUICK=1          a smoke run for CI (under a minute): h2c,
-#                               2 pairs, few requests, into
-#                               build/bench/nginx/quick/
-#   make bench-callgrind        the instruction counts only
-#   make bench-throughput       the h2load runs only
-#
 # NGX_BENCH_PAIRS=N changes the number of pairs, NGX_BENCH_OUT=DIR the
 # results directory, NGX_BENCH_ARGS passes anything else to the script.
 
@@ -26,32 +17,32 @@ NGX_BENCH_FLAGS  := $(if $(filter 1,$(QUICK)),--quick,--update-readme) \
 NGX_BENCH_SHOWN  := make bench$(if $(filter 1,$(QUICK)), QUICK=1)$(if \
                     $(NGX_BENCH_PAIRS), NGX_BENCH_PAIRS=$(NGX_BENCH_PAIRS))
 
-.PHONY: bench bench-callgrind bench-throughput bench-stock-cost bench-help
+.PHONY: bench bench-callgrind bench-throughput bench-stock-cost
 
-# the reverse-proxy workload (interop/proxy_bench.py) follows, with its own
+# Every workload over h2c and TLS, 9 A/B pairs, callgrind, the report and
+# plots in bench/results/<date>/ (about 8 minutes); QUICK=1: h2c, 2 pairs,
+# few requests, into build/bench/nginx/quick/ (under a minute).  The
+# reverse-proxy workload (interop/proxy_bench.py) follows, with its own
 # table: req/s, worker CPU, header bytes per response, and instructions per
-# request under callgrind
+# request under callgrind.
+## the module against stock nginx: h2load A/B pairs, callgrind, report (QUICK=1: smoke)
 bench: deps nginx-1.26
 	BUILD=$(BUILD) $(NGX_BENCH) $(NGX_BENCH_FLAGS) \
 	    --command "$(NGX_BENCH_SHOWN)"
 	$(MAKE) --no-print-directory bench-proxy
 
+## instructions per request only, module against stock
 bench-callgrind: deps nginx-1.26
 	BUILD=$(BUILD) $(NGX_BENCH) --only callgrind $(NGX_BENCH_FLAGS) \
 	    --command "make bench-callgrind"
 
+## requests/s and header bytes only (h2load)
 bench-throughput: deps nginx-1.26
 	BUILD=$(BUILD) $(NGX_BENCH) --only throughput $(NGX_BENCH_FLAGS) \
 	    --command "make bench-throughput"
 
 # what the hook patch costs with the module absent or off (instructions per
 # request against stock, under callgrind; fails above +30)
+## instructions/request: stock against patched without the module, hpack off, on
 bench-stock-cost: deps nginx-1.26
 	BUILD=$(BUILD) bench/stock_cost.sh
-
-bench-help:
-	@echo "make bench         the module vs stock nginx: h2load A/B pairs, callgrind, report"
-	@echo "make bench QUICK=1 the same as a smoke run (CI), results under build/"
-	@echo "make bench-callgrind   instructions per request only"
-	@echo "make bench-throughput  requests/s and header bytes only"
-	@echo "make bench-stock-cost  the patch's cost without the module / with hpack off"

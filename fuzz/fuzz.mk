@@ -1,22 +1,14 @@
 # Hostile input and faults: the libFuzzer targets (fuzz/README.md) and the
 # unit tests under valgrind.  Included from the top-level Makefile.
 #
-#   make fuzz-smoke           every target for FUZZ_SMOKE_SECONDS (45) each,
-#                             fails on any crash, leak, timeout or OOM (CI)
-#   make fuzz                 every target for FUZZ_SECONDS (600) each
-#   make fuzz-<target>        one target for FUZZ_SECONDS
-#   make fuzz-seeds           (re)write the seed corpora from hpack-test-case
-#   make unit-tests-valgrind  the GoogleTest suite under valgrind memcheck
-#
-# The targets are built with clang++ and -fsanitize=fuzzer,address,undefined;
-# the codec is compiled once more for them, with the same sanitizers and
-# coverage instrumentation.  Corpora live in $(BUILD)/fuzz/corpus/<target>/
+# The targets are built with $(FUZZ_CXX) and -fsanitize=fuzzer,address,undefined
+# and link the codec's fuzz variant (lib-fuzz: the same sanitizers and
+# coverage instrumentation).  Corpora live in $(BUILD)/fuzz/corpus/<target>/
 # (seeds, then whatever the runs add), crash inputs in
 # $(BUILD)/fuzz/artifacts/<target>/, logs in $(BUILD)/fuzz/logs/.  Parallel
 # runs: make -j2 fuzz-smoke.
 
 FUZZ_DIR        := $(BUILD)/fuzz
-FUZZ_CXX        ?= clang++
 FUZZ_TARGETS    := decoder_fuzz roundtrip_fuzz nghttp2_diff_fuzz huffman_fuzz
 FUZZ_BINS       := $(addprefix $(FUZZ_DIR)/,$(FUZZ_TARGETS))
 FUZZ_SECONDS    ?= 600
@@ -33,11 +25,8 @@ FUZZ_MAX_LEN_nghttp2_diff_fuzz := 8192
 FUZZ_MAX_LEN_roundtrip_fuzz    := 4096
 FUZZ_MAX_LEN_huffman_fuzz      := 4096
 
-FUZZ_SAN        := -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-                   -fno-omit-frame-pointer
-FUZZ_CXXFLAGS   := -std=c++17 -O1 -g $(WARN) -Icodec/include -Icodec/src \
+FUZZ_CXXFLAGS   := -std=c++17 $(FUZZ_OPT) -g $(WARN) -Icodec/include -Icodec/src \
                    -Icodec/tools -Ifuzz
-FUZZ_CODEC_OBJS := $(CODEC_SRCS:codec/src/%.cc=$(FUZZ_DIR)/codec/%.o)
 FUZZ_HDRS       := $(wildcard fuzz/*.h) $(TOOL_HDRS)
 
 VALGRIND        ?= valgrind
@@ -50,15 +39,12 @@ VALGRIND_GTEST_ARGS ?=
 .PHONY: fuzz fuzz-smoke fuzz-seeds fuzz-build unit-tests-valgrind \
         $(addprefix fuzz-,$(FUZZ_TARGETS)) $(addprefix fuzz-smoke-,$(FUZZ_TARGETS))
 
-$(FUZZ_DIR)/codec/%.o: codec/src/%.cc $(CODEC_HDRS)
+$(FUZZ_BINS): $(FUZZ_DIR)/%: fuzz/%.cc $(FUZZ_HDRS) $(CODEC_HDRS) $(CODEC_LIB_fuzz)
 	@mkdir -p $(@D)
-	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -fno-exceptions -fno-rtti $(FUZZ_SAN) \
-	    -fsanitize=fuzzer-no-link -c $< -o $@
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) $(SAN_FLAGS) -fsanitize=fuzzer $< \
+	    $(CODEC_LIB_fuzz) -lnghttp2 -o $@
 
-$(FUZZ_BINS): $(FUZZ_DIR)/%: fuzz/%.cc $(FUZZ_HDRS) $(FUZZ_CODEC_OBJS)
-	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer $< \
-	    $(FUZZ_CODEC_OBJS) -lnghttp2 -o $@
-
+## build every fuzz target (build/fuzz/)
 fuzz-build: $(FUZZ_BINS)
 
 # Seeds are written again whenever the target was rebuilt; inputs the runs
@@ -67,6 +53,7 @@ $(FUZZ_DIR)/corpus/%.seeded: $(FUZZ_DIR)/%
 	$< --write-seeds=$(FUZZ_DIR)/corpus/$*
 	@touch $@
 
+## (re)write the seed corpora from hpack-test-case
 fuzz-seeds: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/corpus/%.seeded)
 
 # fuzz_run TARGET SECONDS: one libFuzzer run over the target's corpus.  The
@@ -88,16 +75,21 @@ define fuzz_run
 	exit $$rc
 endef
 
+## one target for FUZZ_SMOKE_SECONDS, e.g. fuzz-smoke-decoder_fuzz
 $(addprefix fuzz-smoke-,$(FUZZ_TARGETS)): fuzz-smoke-%: $(FUZZ_DIR)/% $(FUZZ_DIR)/corpus/%.seeded
 	$(call fuzz_run,$*,$(FUZZ_SMOKE_SECONDS))
 
+## one target for FUZZ_SECONDS, e.g. fuzz-huffman_fuzz
 $(addprefix fuzz-,$(FUZZ_TARGETS)): fuzz-%: $(FUZZ_DIR)/% $(FUZZ_DIR)/corpus/%.seeded
 	$(call fuzz_run,$*,$(FUZZ_SECONDS))
 
+# fails on any crash, leak, timeout or OOM
+## every fuzz target for FUZZ_SMOKE_SECONDS (45) each (CI)
 fuzz-smoke: $(addprefix fuzz-smoke-,$(FUZZ_TARGETS))
 
+## every fuzz target for FUZZ_SECONDS (600) each
 fuzz: $(addprefix fuzz-,$(FUZZ_TARGETS))
 
-# The whole suite under memcheck (about 3 minutes on 2 cores).
+## the unit tests under valgrind memcheck (about 3 minutes on 2 cores)
 unit-tests-valgrind: $(BUILD)/tests/unit_tests
 	$(VALGRIND) $(VALGRIND_FLAGS) $(BUILD)/tests/unit_tests $(VALGRIND_GTEST_ARGS)

@@ -2,20 +2,6 @@
 # HTTP/1.1 origin interop/upstream.py), a real browser through it, and the
 # proxy workload of the benchmark.  Included from the top-level Makefile.
 #
-#   make interop-proxy     nghttp, h2load and python3-h2 through the proxy:
-#                          3,000 responses per connection carry exactly the
-#                          origin's headers, secrets never indexed, the same
-#                          lists as stock (about a minute)
-#   make interop-browser   headless Chromium loads a 200-subresource page 3
-#                          times on one connection (installs chromium and
-#                          playwright-core first: scripts/install-browser.sh;
-#                          SKIP with the reason when that cannot be done)
-#   make bench-proxy       stock vs module under h2load: req/s, worker CPU
-#                          and header bytes per response (medians of
-#                          interleaved pairs), callgrind instructions per
-#                          request; numbers in $(BUILD)/bench/proxy.json
-#   make bench-proxy QUICK=1    a smoke run (1 pair of 1 s, 300 requests)
-#
 # PROXY_ARGS passes options to interop/proxy_run.py (--only REGEX),
 # PROXY_BENCH_ARGS to interop/proxy_bench.py (--pairs N, --duration S,
 # --kind big; --help lists them).  Ports: 19600-19602 (origins),
@@ -27,22 +13,28 @@ PROXY_BENCH_JSON ?= $(BUILD)/bench/proxy.json
 PROXY_BENCH_FLAGS := --callgrind --json $(PROXY_BENCH_JSON) \
                      $(if $(filter 1,$(QUICK)),--quick) $(PROXY_BENCH_ARGS)
 
-.PHONY: interop-proxy interop-browser bench-proxy proxy-help
+.PHONY: interop-proxy interop-browser bench-proxy
 
-# timeouts as interop/run.sh's: SIGTERM first, the runners stop their servers
+# Timeouts as interop/run.sh's: SIGTERM first, the runners stop their
+# servers.  3,000 responses per connection carry exactly the origin's
+# headers, secrets never indexed, the same lists as stock (about a minute).
+## nginx as a TLS reverse proxy: nghttp, h2load, python3-h2 through it
 interop-proxy: nginx-1.26
 	BUILD=$(BUILD) timeout --kill-after=30 600 \
 	    $(PYTHON) interop/proxy_run.py $(PROXY_ARGS)
 
+# A 200-subresource page 3 times on one connection; installs chromium and
+# playwright-core first (scripts/install-browser.sh), SKIP with the reason
+# when that cannot be done.
+## headless Chromium through the proxy
 interop-browser: nginx-1.26
 	BUILD=$(BUILD) timeout --kill-after=30 900 \
 	    $(PYTHON) interop/proxy_browser.py
 
+# req/s, worker CPU and header bytes per response (medians of interleaved
+# pairs), callgrind instructions per request; numbers in
+# $(BUILD)/bench/proxy.json.  QUICK=1: 1 pair of 1 s, 300 requests.
+## the reverse-proxy workload, stock against the module (QUICK=1: smoke)
 bench-proxy: deps nginx-1.26
 	BUILD=$(BUILD) timeout --kill-after=30 1800 \
 	    $(PYTHON) interop/proxy_bench.py $(PROXY_BENCH_FLAGS)
-
-proxy-help:
-	@echo "make interop-proxy    nginx as a TLS HTTP/2 reverse proxy: nghttp, h2load, python3-h2"
-	@echo "make interop-browser  headless Chromium through the proxy (installs chromium)"
-	@echo "make bench-proxy      the proxy workload: stock vs module (QUICK=1: smoke)"
