@@ -20,18 +20,17 @@
 #include "ngx_http_hpack_module.h"
 
 
-/* variables */
-#define NGX_HTTP_HPACK_IN_WIRE         0
-#define NGX_HTTP_HPACK_IN_PLAIN        1
-#define NGX_HTTP_HPACK_OUT_WIRE        2
-#define NGX_HTTP_HPACK_OUT_PLAIN       3
-#define NGX_HTTP_HPACK_CONN_IN_WIRE    4
-#define NGX_HTTP_HPACK_CONN_IN_PLAIN   5
-#define NGX_HTTP_HPACK_CONN_OUT_WIRE   6
-#define NGX_HTTP_HPACK_CONN_OUT_PLAIN  7
-#define NGX_HTTP_HPACK_IN_HITS         8
-#define NGX_HTTP_HPACK_OUT_HITS        9
-#define NGX_HTTP_HPACK_OUT_TABLE       10
+/*
+ * What the connection variables read: the decoder's and the encoder's
+ * statistics and the encoder's table size, side by side so that a
+ * variable's data is an offset into one struct.
+ */
+
+typedef struct {
+    hpack_stats_t                      in;
+    hpack_stats_t                      out;
+    uint64_t                           out_table;
+} ngx_http_hpack_conn_stats_t;
 
 
 static ngx_int_t ngx_http_hpack_init_connection(ngx_http_v2_connection_t *h2c);
@@ -40,8 +39,12 @@ static void ngx_http_hpack_free(void *ctx, void *p);
 static void ngx_http_hpack_cleanup(void *data);
 
 static ngx_int_t ngx_http_hpack_add_variables(ngx_conf_t *cf);
-static ngx_int_t ngx_http_hpack_variable(ngx_http_request_t *r,
+static ngx_int_t ngx_http_hpack_request_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data);
+static ngx_int_t ngx_http_hpack_conn_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data);
+static ngx_int_t ngx_http_hpack_variable_value(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uint64_t value);
 
 static void *ngx_http_hpack_create_main_conf(ngx_conf_t *cf);
 static char *ngx_http_hpack_init_main_conf(ngx_conf_t *cf, void *conf);
@@ -146,38 +149,46 @@ static ngx_cycle_t  *ngx_http_hpack_hooks_owner;
 
 static ngx_http_variable_t  ngx_http_hpack_vars[] = {
 
-    { ngx_string("hpack_in_wire"), NULL, ngx_http_hpack_variable,
-      NGX_HTTP_HPACK_IN_WIRE, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+    { ngx_string("hpack_in_wire"), NULL, ngx_http_hpack_request_variable,
+      offsetof(ngx_http_hpack_ctx_t, in_wire), NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
-    { ngx_string("hpack_in_plain"), NULL, ngx_http_hpack_variable,
-      NGX_HTTP_HPACK_IN_PLAIN, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+    { ngx_string("hpack_in_plain"), NULL, ngx_http_hpack_request_variable,
+      offsetof(ngx_http_hpack_ctx_t, in_plain), NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
-    { ngx_string("hpack_out_wire"), NULL, ngx_http_hpack_variable,
-      NGX_HTTP_HPACK_OUT_WIRE, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+    { ngx_string("hpack_out_wire"), NULL, ngx_http_hpack_request_variable,
+      offsetof(ngx_http_hpack_ctx_t, out_wire), NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
-    { ngx_string("hpack_out_plain"), NULL, ngx_http_hpack_variable,
-      NGX_HTTP_HPACK_OUT_PLAIN, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+    { ngx_string("hpack_out_plain"), NULL, ngx_http_hpack_request_variable,
+      offsetof(ngx_http_hpack_ctx_t, out_plain),
+      NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
-    { ngx_string("hpack_conn_in_wire"), NULL, ngx_http_hpack_variable,
-      NGX_HTTP_HPACK_CONN_IN_WIRE, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+    { ngx_string("hpack_conn_in_wire"), NULL, ngx_http_hpack_conn_variable,
+      offsetof(ngx_http_hpack_conn_stats_t, in.wire_bytes),
+      NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
-    { ngx_string("hpack_conn_in_plain"), NULL, ngx_http_hpack_variable,
-      NGX_HTTP_HPACK_CONN_IN_PLAIN, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+    { ngx_string("hpack_conn_in_plain"), NULL, ngx_http_hpack_conn_variable,
+      offsetof(ngx_http_hpack_conn_stats_t, in.plain_bytes),
+      NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
-    { ngx_string("hpack_conn_out_wire"), NULL, ngx_http_hpack_variable,
-      NGX_HTTP_HPACK_CONN_OUT_WIRE, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+    { ngx_string("hpack_conn_out_wire"), NULL, ngx_http_hpack_conn_variable,
+      offsetof(ngx_http_hpack_conn_stats_t, out.wire_bytes),
+      NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
-    { ngx_string("hpack_conn_out_plain"), NULL, ngx_http_hpack_variable,
-      NGX_HTTP_HPACK_CONN_OUT_PLAIN, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+    { ngx_string("hpack_conn_out_plain"), NULL, ngx_http_hpack_conn_variable,
+      offsetof(ngx_http_hpack_conn_stats_t, out.plain_bytes),
+      NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
-    { ngx_string("hpack_in_hits"), NULL, ngx_http_hpack_variable,
-      NGX_HTTP_HPACK_IN_HITS, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+    { ngx_string("hpack_in_hits"), NULL, ngx_http_hpack_conn_variable,
+      offsetof(ngx_http_hpack_conn_stats_t, in.indexed_dynamic),
+      NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
-    { ngx_string("hpack_out_hits"), NULL, ngx_http_hpack_variable,
-      NGX_HTTP_HPACK_OUT_HITS, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+    { ngx_string("hpack_out_hits"), NULL, ngx_http_hpack_conn_variable,
+      offsetof(ngx_http_hpack_conn_stats_t, out.indexed_dynamic),
+      NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
-    { ngx_string("hpack_out_table"), NULL, ngx_http_hpack_variable,
-      NGX_HTTP_HPACK_OUT_TABLE, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+    { ngx_string("hpack_out_table"), NULL, ngx_http_hpack_conn_variable,
+      offsetof(ngx_http_hpack_conn_stats_t, out_table),
+      NGX_HTTP_VAR_NOCACHEABLE, 0 },
 
       ngx_http_null_variable
 };
@@ -284,15 +295,38 @@ ngx_http_hpack_add_variables(ngx_conf_t *cf)
 }
 
 
+/* $hpack_in_wire and the rest of the request's: data is the offset */
+
 static ngx_int_t
-ngx_http_hpack_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v,
-    uintptr_t data)
+ngx_http_hpack_request_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data)
 {
-    u_char                 *p;
-    uint64_t                value;
-    hpack_stats_t           stats;
-    ngx_http_hpack_ctx_t   *ctx;
-    ngx_http_hpack_conn_t  *hc;
+    ngx_http_hpack_ctx_t  *ctx;
+
+    if (r->stream == NULL || r->stream->connection->hpack_ctx == NULL) {
+        v->not_found = 1;
+        return NGX_OK;
+    }
+
+    ctx = ngx_http_get_module_ctx(r->main, ngx_http_hpack_module);
+
+    if (ctx == NULL) {
+        return ngx_http_hpack_variable_value(r, v, 0);
+    }
+
+    return ngx_http_hpack_variable_value(r, v,
+                                         *(size_t *) ((u_char *) ctx + data));
+}
+
+
+/* $hpack_conn_in_wire and the rest of the connection's: data is the offset */
+
+static ngx_int_t
+ngx_http_hpack_conn_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data)
+{
+    ngx_http_hpack_conn_t        *hc;
+    ngx_http_hpack_conn_stats_t   stats;
 
     if (r->stream == NULL || r->stream->connection->hpack_ctx == NULL) {
         v->not_found = 1;
@@ -300,60 +334,29 @@ ngx_http_hpack_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v,
     }
 
     hc = r->stream->connection->hpack_ctx;
-    ctx = ngx_http_get_module_ctx(r->main, ngx_http_hpack_module);
 
-    value = 0;
+    ngx_memzero(&stats, sizeof(ngx_http_hpack_conn_stats_t));
 
-    switch (data) {
-
-    case NGX_HTTP_HPACK_IN_WIRE:
-        value = ctx ? ctx->in_wire : 0;
-        break;
-
-    case NGX_HTTP_HPACK_IN_PLAIN:
-        value = ctx ? ctx->in_plain : 0;
-        break;
-
-    case NGX_HTTP_HPACK_OUT_WIRE:
-        value = ctx ? ctx->out_wire : 0;
-        break;
-
-    case NGX_HTTP_HPACK_OUT_PLAIN:
-        value = ctx ? ctx->out_plain : 0;
-        break;
-
-    case NGX_HTTP_HPACK_CONN_IN_WIRE:
-    case NGX_HTTP_HPACK_CONN_IN_PLAIN:
-    case NGX_HTTP_HPACK_IN_HITS:
-        if (hc->decoder) {
-            hpack_decoder_stats(hc->decoder, &stats);
-
-            value = (data == NGX_HTTP_HPACK_CONN_IN_WIRE) ? stats.wire_bytes
-                    : (data == NGX_HTTP_HPACK_CONN_IN_PLAIN) ? stats.plain_bytes
-                    : stats.indexed_dynamic;
-        }
-
-        break;
-
-    case NGX_HTTP_HPACK_OUT_TABLE:
-        if (hc->encoder) {
-            value = hpack_encoder_table_size(hc->encoder);
-        }
-
-        break;
-
-    default: /* NGX_HTTP_HPACK_CONN_OUT_WIRE, _CONN_OUT_PLAIN, _OUT_HITS */
-        if (hc->encoder) {
-            hpack_encoder_stats(hc->encoder, &stats);
-
-            value = (data == NGX_HTTP_HPACK_CONN_OUT_WIRE) ? stats.wire_bytes
-                    : (data == NGX_HTTP_HPACK_CONN_OUT_PLAIN)
-                      ? stats.plain_bytes
-                      : stats.indexed_dynamic;
-        }
-
-        break;
+    if (hc->decoder) {
+        hpack_decoder_stats(hc->decoder, &stats.in);
     }
+
+    if (hc->encoder) {
+        hpack_encoder_stats(hc->encoder, &stats.out);
+        stats.out_table = hpack_encoder_table_size(hc->encoder);
+    }
+
+    return ngx_http_hpack_variable_value(r, v,
+                                         *(uint64_t *) ((u_char *) &stats
+                                                        + data));
+}
+
+
+static ngx_int_t
+ngx_http_hpack_variable_value(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uint64_t value)
+{
+    u_char  *p;
 
     p = ngx_pnalloc(r->pool, NGX_INT64_LEN);
     if (p == NULL) {
