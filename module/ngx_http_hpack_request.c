@@ -31,6 +31,8 @@ static ngx_int_t ngx_http_hpack_copy_field(ngx_http_v2_connection_t *h2c,
     ngx_http_v2_header_t *header);
 static ngx_int_t ngx_http_hpack_never_indexed(ngx_http_request_t *r,
     ngx_str_t *value);
+static ngx_int_t ngx_http_hpack_pseudo_header(ngx_http_request_t *r,
+    ngx_http_v2_header_t *header);
 static ngx_int_t ngx_http_hpack_header_in(ngx_http_request_t *r,
     ngx_http_v2_header_t *header, ngx_http_hpack_memo_t *facts,
     ngx_http_hpack_memo_t *memo);
@@ -251,36 +253,17 @@ ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
     }
 
     if (facts.name_flags & NGX_HTTP_HPACK_NAME_PSEUDO) {
-        rc = ngx_http_v2_hpack_pseudo_header(r, &header);
+        rc = ngx_http_hpack_pseudo_header(r, &header);
 
-        if (rc == NGX_OK) {
-            ngx_log_debug2(NGX_LOG_DEBUG_HTTP, fc->log, 0,
-                           "http2 header: \":%V: %V\"",
-                           &header.name, &header.value);
-
-            return NGX_OK;
-        }
-
-        if (rc == NGX_ABORT) {
-            goto error;
-        }
-
-        if (rc == NGX_DECLINED) {
-            ngx_http_finalize_request(r, NGX_HTTP_BAD_REQUEST);
-            goto error;
-        }
-
-        return HPACK_H2_INTERNAL_ERROR;
-    }
-
-    if (r->invalid_header && cscf->ignore_invalid_headers) {
+    } else if (r->invalid_header && cscf->ignore_invalid_headers) {
         ngx_log_error(NGX_LOG_INFO, fc->log, 0,
                       "client sent invalid header: \"%V\"", &header.name);
 
         return NGX_OK;
-    }
 
-    rc = ngx_http_hpack_header_in(r, &header, &facts, memo);
+    } else {
+        rc = ngx_http_hpack_header_in(r, &header, &facts, memo);
+    }
 
     if (rc == NGX_ERROR) {
         return HPACK_H2_INTERNAL_ERROR;
@@ -289,10 +272,6 @@ ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
     if (rc == NGX_DECLINED) {
         goto error;
     }
-
-    ngx_log_debug2(NGX_LOG_DEBUG_HTTP, fc->log, 0,
-                   "http2 header: \"%V: %V\"",
-                   &header.name, &header.value);
 
     return NGX_OK;
 
@@ -452,9 +431,43 @@ ngx_http_hpack_never_indexed(ngx_http_request_t *r, ngx_str_t *value)
 
 
 /*
+ * A pseudo-header goes to stock's parser: NGX_DECLINED when the request
+ * was ended, NGX_ERROR on a failure of ours.
+ */
+
+static ngx_int_t
+ngx_http_hpack_pseudo_header(ngx_http_request_t *r,
+    ngx_http_v2_header_t *header)
+{
+    ngx_int_t  rc;
+
+    rc = ngx_http_v2_hpack_pseudo_header(r, header);
+
+    if (rc == NGX_OK) {
+        ngx_log_debug2(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
+                       "http2 header: \":%V: %V\"",
+                       &header->name, &header->value);
+
+        return NGX_OK;
+    }
+
+    if (rc == NGX_ABORT) {
+        return NGX_DECLINED;
+    }
+
+    if (rc == NGX_DECLINED) {
+        ngx_http_finalize_request(r, NGX_HTTP_BAD_REQUEST);
+        return NGX_DECLINED;
+    }
+
+    return NGX_ERROR;
+}
+
+
+/*
  * A regular field joins the cookies or headers_in and goes to its
- * handler: NGX_ERROR when an allocation failed, NGX_DECLINED when the
- * handler refused the field and ended the request.
+ * handler: NGX_DECLINED when the handler refused it and ended the
+ * request, NGX_ERROR on a failure of ours.
  */
 
 static ngx_int_t
@@ -465,36 +478,44 @@ ngx_http_hpack_header_in(ngx_http_request_t *r, ngx_http_v2_header_t *header,
     ngx_table_elt_t  *h;
 
     if (facts->name_flags & NGX_HTTP_HPACK_NAME_COOKIE) {
-        return ngx_http_v2_hpack_cookie(r, header) == NGX_OK ? NGX_OK
-                                                             : NGX_ERROR;
-    }
-
-    h = ngx_list_push(&r->headers_in.headers);
-    if (h == NULL) {
-        return NGX_ERROR;
-    }
-
-    h->key = header->name;
-    h->hash = facts->hash;
-    h->value = header->value;
-    h->lowcase_key = h->key.data;
-
-    if (facts->hh == NULL) {
-        return NGX_OK;
-    }
-
-    if (facts->name_flags & NGX_HTTP_HPACK_NAME_UA) {
-        rc = ngx_http_hpack_user_agent(r, h, facts);
-
-        if (memo) {
-            memo->ua = facts->ua;
+        if (ngx_http_v2_hpack_cookie(r, header) != NGX_OK) {
+            return NGX_ERROR;
         }
 
     } else {
-        rc = facts->hh->handler(r, h, facts->hh->offset);
+        h = ngx_list_push(&r->headers_in.headers);
+        if (h == NULL) {
+            return NGX_ERROR;
+        }
+
+        h->key = header->name;
+        h->hash = facts->hash;
+        h->value = header->value;
+        h->lowcase_key = h->key.data;
+
+        if (facts->hh) {
+            if (facts->name_flags & NGX_HTTP_HPACK_NAME_UA) {
+                rc = ngx_http_hpack_user_agent(r, h, facts);
+
+                if (memo) {
+                    memo->ua = facts->ua;
+                }
+
+            } else {
+                rc = facts->hh->handler(r, h, facts->hh->offset);
+            }
+
+            if (rc != NGX_OK) {
+                return NGX_DECLINED;
+            }
+        }
     }
 
-    return rc == NGX_OK ? NGX_OK : NGX_DECLINED;
+    ngx_log_debug2(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
+                   "http2 header: \"%V: %V\"",
+                   &header->name, &header->value);
+
+    return NGX_OK;
 }
 
 
