@@ -295,7 +295,10 @@ ngx_http_hpack_add_variables(ngx_conf_t *cf)
 }
 
 
-/* $hpack_in_wire and the rest of the request's: data is the offset */
+/*
+ * $hpack_in_wire, $hpack_in_plain, $hpack_out_wire, $hpack_out_plain: the
+ * request's counters, data is their offset in ngx_http_hpack_ctx_t
+ */
 
 static ngx_int_t
 ngx_http_hpack_request_variable(ngx_http_request_t *r,
@@ -319,7 +322,10 @@ ngx_http_hpack_request_variable(ngx_http_request_t *r,
 }
 
 
-/* $hpack_conn_in_wire and the rest of the connection's: data is the offset */
+/*
+ * $hpack_conn_*, $hpack_in_hits, $hpack_out_hits, $hpack_out_table: the
+ * connection's, data is their offset in ngx_http_hpack_conn_stats_t
+ */
 
 static ngx_int_t
 ngx_http_hpack_conn_variable(ngx_http_request_t *r,
