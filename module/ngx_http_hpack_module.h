@@ -1,0 +1,213 @@
+
+/*
+ * ngx_http_hpack_module: HTTP/2 header compression (RFC 7541) by the hpack
+ * codec (codec/include/hpack.h) instead of nginx's own.
+ *
+ * What the module's files share: ngx_http_hpack_module.c (directives,
+ * configuration, variables, the hooks, connection setup),
+ * ngx_http_hpack_request.c (request header blocks, the memo) and
+ * ngx_http_hpack_response.c (response header and trailer blocks).  Only
+ * cold calls cross files: in a shared object a global function is called
+ * through the PLT and not inlined, so the helpers of the hot paths are
+ * static, here static inline when both sides use them.
+ */
+
+
+#ifndef _NGX_HTTP_HPACK_MODULE_H_INCLUDED_
+#define _NGX_HTTP_HPACK_MODULE_H_INCLUDED_
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+
+#include <hpack.h>
+
+
+#if !(NGX_HTTP_V2)
+#error ngx_http_hpack_module requires --with-http_v2_module
+#endif
+
+
+#define NGX_HTTP_HPACK_STATIC_ENTRIES  61
+
+/*
+ * HTTP/2 error codes (RFC 9113 section 7) the codec does not name
+ * (hpack.h has HPACK_H2_INTERNAL_ERROR and the rest); ngx_http_v2.c keeps
+ * its NGX_HTTP_V2_*_ERROR to itself
+ */
+#define NGX_HTTP_HPACK_PROTOCOL_ERROR  0x1
+
+/* what is known about a name (ngx_http_hpack_memo_t.name_flags) */
+#define NGX_HTTP_HPACK_NAME_KNOWN      0x01
+#define NGX_HTTP_HPACK_NAME_PSEUDO     0x02
+#define NGX_HTTP_HPACK_NAME_COOKIE     0x04
+#define NGX_HTTP_HPACK_NAME_UA         0x08
+
+/* validation outcomes: 0 is "not yet validated" */
+#define NGX_HTTP_HPACK_VALID           1
+#define NGX_HTTP_HPACK_INVALID         2      /* r->invalid_header */
+#define NGX_HTTP_HPACK_BAD             3      /* 400 Bad Request */
+
+/* the user-agent classification (ngx_http_hpack_memo_t.ua) */
+#define NGX_HTTP_HPACK_UA_KNOWN        0x80
+#define NGX_HTTP_HPACK_UA_MSIE         0x01
+#define NGX_HTTP_HPACK_UA_MSIE6        0x02
+#define NGX_HTTP_HPACK_UA_OPERA        0x04
+#define NGX_HTTP_HPACK_UA_GECKO        0x08
+#define NGX_HTTP_HPACK_UA_CHROME       0x10
+#define NGX_HTTP_HPACK_UA_SAFARI       0x20
+#define NGX_HTTP_HPACK_UA_KONQUEROR    0x40
+
+
+/*
+ * The memo of a dynamic-table entry (HPACK_MEMO_SIZE bytes, zeroed by the
+ * codec on insertion).  Name facts (hash, handler, kind, name validity)
+ * hold for every entry with the same name; value facts (value validity,
+ * user-agent classification) for this entry only.  Validity of the name
+ * depends on underscores_in_headers of the request's server, so it is kept
+ * for both settings.
+ */
+
+typedef struct {
+    ngx_http_header_t                 *hh;
+    ngx_uint_t                         hash;
+    u_char                             name_flags;
+    u_char                             name_state[2];
+    u_char                             value_state;
+    u_char                             ua;
+} ngx_http_hpack_memo_t;
+
+typedef char  ngx_http_hpack_memo_fits_t
+                  [sizeof(ngx_http_hpack_memo_t) <= HPACK_MEMO_SIZE ? 1 : -1];
+
+
+typedef struct {
+    ngx_str_t                          name;
+    ngx_http_hpack_memo_t              facts;
+} ngx_http_hpack_static_t;
+
+
+typedef struct {
+    /* index 1..61, as field.static_index */
+    ngx_http_hpack_static_t            statics[NGX_HTTP_HPACK_STATIC_ENTRIES
+                                               + 1];
+
+    /* "server" values in their literal form, by server_tokens */
+    ngx_str_t                          server_literal[3];
+} ngx_http_hpack_main_conf_t;
+
+
+typedef struct {
+    ngx_flag_t                         enable;
+    size_t                             table_size;
+    ngx_array_t                       *never_index;    /* of ngx_str_t */
+    hpack_policy_t                    *policy;
+} ngx_http_hpack_srv_conf_t;
+
+
+/* per connection, in c->pool */
+
+typedef struct {
+    hpack_decoder_t                   *decoder;
+    hpack_encoder_t                   *encoder;
+    hpack_allocator_t                  allocator;
+
+    ngx_http_hpack_srv_conf_t         *conf;
+    ngx_http_hpack_main_conf_t        *main_conf;
+
+    size_t                             peer_table_size;
+
+    size_t                             block_wire;
+    size_t                             block_plain;
+
+    unsigned                           peer_table_size_set:1;
+    unsigned                           in_block:1;
+} ngx_http_hpack_conn_t;
+
+
+/* per request */
+
+typedef struct {
+    size_t                             in_wire;
+    size_t                             in_plain;
+    size_t                             out_wire;
+    size_t                             out_plain;
+    ngx_array_t                       *never_indexed;  /* of ngx_str_t */
+} ngx_http_hpack_ctx_t;
+
+
+/* ngx_http_hpack_request.c */
+
+ngx_int_t ngx_http_hpack_decode_block(ngx_http_v2_connection_t *h2c,
+    u_char **pos, u_char *end, ngx_uint_t last);
+ngx_int_t ngx_http_hpack_init_statics(ngx_conf_t *cf,
+    ngx_http_hpack_main_conf_t *hmcf);
+
+/* ngx_http_hpack_response.c */
+
+ngx_int_t ngx_http_hpack_settings_table_size(ngx_http_v2_connection_t *h2c,
+    size_t size);
+ngx_int_t ngx_http_hpack_encode_headers(ngx_http_request_t *r,
+    u_char **start, u_char **end);
+ngx_int_t ngx_http_hpack_encode_trailers(ngx_http_request_t *r,
+    u_char **start, u_char **end);
+
+
+extern ngx_module_t  ngx_http_hpack_module;
+
+
+static ngx_inline ngx_http_hpack_ctx_t *
+ngx_http_hpack_get_ctx(ngx_http_request_t *r)
+{
+    ngx_http_hpack_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_hpack_module);
+
+    if (ctx == NULL) {
+        ctx = ngx_pcalloc(r->pool, sizeof(ngx_http_hpack_ctx_t));
+        if (ctx == NULL) {
+            return NULL;
+        }
+
+        ngx_http_set_ctx(r, ctx, ngx_http_hpack_module);
+    }
+
+    return ctx;
+}
+
+
+/*
+ * n in decimal, zero-padded to at least width digits: what ngx_sprintf()
+ * makes of "%03ui", "%O" and "%uL" here, without its parsing of the format
+ */
+
+static ngx_inline u_char *
+ngx_http_hpack_decimal(u_char *p, uint64_t n, size_t width)
+{
+    size_t    len;
+    u_char   *q;
+    uint64_t  m;
+
+    len = 1;
+
+    for (m = n; m >= 10; m /= 10) {
+        len++;
+    }
+
+    if (len < width) {
+        len = width;
+    }
+
+    q = p + len;
+
+    do {
+        *--q = (u_char) ('0' + n % 10);
+        n /= 10;
+    } while (q != p);
+
+    return p + len;
+}
+
+
+#endif /* _NGX_HTTP_HPACK_MODULE_H_INCLUDED_ */

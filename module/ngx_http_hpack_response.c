@@ -1,0 +1,531 @@
+
+/*
+ * Response header blocks: every block of the connection, headers and
+ * trailers, goes through one encoder with the full dynamic table, in the
+ * order the blocks reach the wire.
+ */
+
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include <nginx.h>
+
+#include "ngx_http_hpack_module.h"
+
+
+static void ngx_http_hpack_server(ngx_http_request_t *r,
+    ngx_http_hpack_main_conf_t *hmcf, hpack_header_t *hd);
+static ngx_int_t ngx_http_hpack_content_type(ngx_http_request_t *r,
+    hpack_header_t *hd);
+static ngx_int_t ngx_http_hpack_add_list(ngx_http_request_t *r,
+    ngx_list_t *list, hpack_header_t *hs, ngx_uint_t *n);
+static u_char *ngx_http_hpack_lowcase(u_char *dst, u_char *src, size_t len);
+static ngx_int_t ngx_http_hpack_encode(ngx_http_request_t *r,
+    hpack_header_t *hs, ngx_uint_t n, u_char **start, u_char **end);
+static ngx_int_t ngx_http_hpack_encoder(ngx_http_request_t *r,
+    ngx_http_hpack_conn_t *hc);
+
+
+ngx_int_t
+ngx_http_hpack_settings_table_size(ngx_http_v2_connection_t *h2c,
+    size_t size)
+{
+    ngx_http_hpack_conn_t  *hc;
+
+    hc = h2c->hpack_ctx;
+
+    if (size > HPACK_MAX_TABLE_SIZE) {
+        size = HPACK_MAX_TABLE_SIZE;
+    }
+
+    if (hc->encoder == NULL) {
+        hc->peer_table_size = size;
+        hc->peer_table_size_set = 1;
+        return NGX_OK;
+    }
+
+    if (hpack_encoder_set_peer_table_size(hc->encoder, size) != HPACK_OK) {
+        ngx_log_error(NGX_LOG_ALERT, h2c->connection->log, 0,
+                      "hpack_encoder_set_peer_table_size(%uz) failed", size);
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
+    u_char **end)
+{
+    u_char                 *p;
+    ngx_uint_t              n;
+    hpack_header_t         *hs, *hd;
+    ngx_list_part_t        *part;
+    ngx_http_hpack_conn_t  *hc;
+
+    hc = r->stream->connection->hpack_ctx;
+
+    /*
+     * The fields and their order are those of ngx_http_v2_header_filter(),
+     * which has already settled the status, the location and gzip_vary.
+     */
+
+    n = 8;
+
+    for (part = &r->headers_out.headers.part; part; part = part->next) {
+        n += part->nelts;
+    }
+
+    hs = ngx_palloc(r->pool, n * sizeof(hpack_header_t));
+    if (hs == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_memzero(hs, 8 * sizeof(hpack_header_t));
+
+    hd = hs;
+
+    /*
+     * three digits as a rule ("%03ui"), but "error_page ... =code" takes
+     * any number
+     */
+
+    p = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    hd->name = (u_char *) ":status";
+    hd->name_len = sizeof(":status") - 1;
+    hd->value = p;
+    hd->value_len = ngx_http_hpack_decimal(p, r->headers_out.status, 3) - p;
+    hd++;
+
+    if (r->headers_out.server == NULL) {
+        ngx_http_hpack_server(r, hc->main_conf, hd);
+        hd++;
+    }
+
+    if (r->headers_out.date == NULL) {
+        hd->name = (u_char *) "date";
+        hd->name_len = sizeof("date") - 1;
+        hd->value = ngx_cached_http_time.data;
+        hd->value_len = ngx_cached_http_time.len;
+        hd++;
+    }
+
+    if (r->headers_out.content_type.len) {
+        if (ngx_http_hpack_content_type(r, hd) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
+        hd++;
+    }
+
+    if (r->headers_out.content_length == NULL
+        && r->headers_out.content_length_n >= 0)
+    {
+        p = ngx_pnalloc(r->pool, NGX_OFF_T_LEN);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        hd->name = (u_char *) "content-length";
+        hd->name_len = sizeof("content-length") - 1;
+        hd->value = p;
+        hd->value_len = ngx_http_hpack_decimal(p,
+                            (uint64_t) r->headers_out.content_length_n, 1)
+                        - p;
+        hd++;
+    }
+
+    if (r->headers_out.last_modified == NULL
+        && r->headers_out.last_modified_time != -1)
+    {
+        p = ngx_pnalloc(r->pool, sizeof("Wed, 31 Dec 1986 18:00:00 GMT") - 1);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        hd->name = (u_char *) "last-modified";
+        hd->name_len = sizeof("last-modified") - 1;
+        hd->value = p;
+        hd->value_len = ngx_http_time(p, r->headers_out.last_modified_time)
+                        - p;
+        hd++;
+    }
+
+    if (r->headers_out.location && r->headers_out.location->value.len) {
+        hd->name = (u_char *) "location";
+        hd->name_len = sizeof("location") - 1;
+        hd->value = r->headers_out.location->value.data;
+        hd->value_len = r->headers_out.location->value.len;
+        hd++;
+    }
+
+#if (NGX_HTTP_GZIP)
+    if (r->gzip_vary) {
+        hd->name = (u_char *) "vary";
+        hd->name_len = sizeof("vary") - 1;
+        hd->value = (u_char *) "Accept-Encoding";
+        hd->value_len = sizeof("Accept-Encoding") - 1;
+        hd++;
+    }
+#endif
+
+    n = hd - hs;
+
+    if (ngx_http_hpack_add_list(r, &r->headers_out.headers, hs, &n)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_hpack_encode(r, hs, n, start, end);
+}
+
+
+/* "server" by server_tokens, with its literal form encoded at startup */
+
+static void
+ngx_http_hpack_server(ngx_http_request_t *r, ngx_http_hpack_main_conf_t *hmcf,
+    hpack_header_t *hd)
+{
+    ngx_http_core_loc_conf_t  *clcf;
+
+    clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
+
+    hd->name = (u_char *) "server";
+    hd->name_len = sizeof("server") - 1;
+
+    if (clcf->server_tokens == NGX_HTTP_SERVER_TOKENS_ON) {
+        hd->value = (u_char *) NGINX_VER;
+        hd->value_len = sizeof(NGINX_VER) - 1;
+        hd->value_literal = hmcf->server_literal[1].data;
+        hd->value_literal_len = hmcf->server_literal[1].len;
+
+    } else if (clcf->server_tokens == NGX_HTTP_SERVER_TOKENS_BUILD) {
+        hd->value = (u_char *) NGINX_VER_BUILD;
+        hd->value_len = sizeof(NGINX_VER_BUILD) - 1;
+        hd->value_literal = hmcf->server_literal[2].data;
+        hd->value_literal_len = hmcf->server_literal[2].len;
+
+    } else {
+        hd->value = (u_char *) "nginx";
+        hd->value_len = sizeof("nginx") - 1;
+        hd->value_literal = hmcf->server_literal[0].data;
+        hd->value_literal_len = hmcf->server_literal[0].len;
+    }
+}
+
+
+static ngx_int_t
+ngx_http_hpack_content_type(ngx_http_request_t *r, hpack_header_t *hd)
+{
+    u_char  *p;
+    size_t   len;
+
+    if (r->headers_out.content_type_len == r->headers_out.content_type.len
+        && r->headers_out.charset.len)
+    {
+        len = r->headers_out.content_type.len + sizeof("; charset=") - 1
+              + r->headers_out.charset.len;
+
+        p = ngx_pnalloc(r->pool, len);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        p = ngx_cpymem(p, r->headers_out.content_type.data,
+                       r->headers_out.content_type.len);
+
+        p = ngx_cpymem(p, "; charset=", sizeof("; charset=") - 1);
+
+        p = ngx_cpymem(p, r->headers_out.charset.data,
+                       r->headers_out.charset.len);
+
+        /* updated r->headers_out.content_type is also needed for logging */
+
+        r->headers_out.content_type.len = len;
+        r->headers_out.content_type.data = p - len;
+    }
+
+    hd->name = (u_char *) "content-type";
+    hd->name_len = sizeof("content-type") - 1;
+    hd->value = r->headers_out.content_type.data;
+    hd->value_len = r->headers_out.content_type.len;
+
+    return NGX_OK;
+}
+
+
+ngx_int_t
+ngx_http_hpack_encode_trailers(ngx_http_request_t *r, u_char **start,
+    u_char **end)
+{
+    ngx_uint_t        n;
+    hpack_header_t   *hs;
+    ngx_list_part_t  *part;
+
+    n = 0;
+
+    for (part = &r->headers_out.trailers.part; part; part = part->next) {
+        n += part->nelts;
+    }
+
+    hs = ngx_palloc(r->pool, n * sizeof(hpack_header_t));
+    if (hs == NULL) {
+        return NGX_ERROR;
+    }
+
+    n = 0;
+
+    if (ngx_http_hpack_add_list(r, &r->headers_out.trailers, hs, &n)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_hpack_encode(r, hs, n, start, end);
+}
+
+
+static ngx_int_t
+ngx_http_hpack_add_list(ngx_http_request_t *r, ngx_list_t *list,
+    hpack_header_t *hs, ngx_uint_t *n)
+{
+    u_char                *p;
+    size_t                 len;
+    ngx_str_t             *nv;
+    ngx_uint_t             i, j, k;
+    hpack_header_t        *hd;
+    ngx_list_part_t       *part;
+    ngx_table_elt_t       *header;
+    ngx_http_hpack_ctx_t  *ctx;
+
+    len = 0;
+
+    for (part = &list->part; part; part = part->next) {
+        header = part->elts;
+
+        for (i = 0; i < part->nelts; i++) {
+            if (header[i].hash) {
+                len += header[i].key.len;
+            }
+        }
+    }
+
+    p = ngx_pnalloc(r->pool, len);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_hpack_module);
+
+    nv = NULL;
+    j = 0;
+
+    if (ctx && ctx->never_indexed) {
+        nv = ctx->never_indexed->elts;
+        j = ctx->never_indexed->nelts;
+    }
+
+    hd = hs + *n;
+
+    for (part = &list->part; part; part = part->next) {
+        header = part->elts;
+
+        for (i = 0; i < part->nelts; i++) {
+
+            if (header[i].hash == 0) {
+                continue;
+            }
+
+            hd->name = ngx_http_hpack_lowcase(p, header[i].key.data,
+                                              header[i].key.len);
+            hd->name_len = header[i].key.len;
+            hd->value = header[i].value.data;
+            hd->value_len = header[i].value.len;
+            hd->value_literal = NULL;
+            hd->value_literal_len = 0;
+            hd->flags = 0;
+
+            p += header[i].key.len;
+
+            /* a value the client sent never-indexed stays never-indexed */
+
+            for (k = 0; k < j; k++) {
+                if (nv[k].len == hd->value_len
+                    && ngx_memcmp(nv[k].data, hd->value, nv[k].len) == 0)
+                {
+                    hd->flags = HPACK_FIELD_NEVER_INDEX;
+                    break;
+                }
+            }
+
+            hd++;
+        }
+    }
+
+    *n = hd - hs;
+
+    return NGX_OK;
+}
+
+
+/*
+ * The codec wants lowercase names; header names from the configuration
+ * (add_header) and upstreams are mostly lowercase already.  Eight octets
+ * at a time: an already lowercase name is used as it is, without a copy,
+ * and only a name with uppercase letters is copied, lowered, into dst.
+ */
+
+static u_char *
+ngx_http_hpack_lowcase(u_char *dst, u_char *src, size_t len)
+{
+    size_t    i;
+    uint64_t  w, x, upper;
+
+    for (i = 0; i + 8 <= len; i += 8) {
+        ngx_memcpy(&w, src + i, 8);
+
+        /* 0x80 in each octet that is 'A'..'Z', without carries */
+
+        x = w & 0x7f7f7f7f7f7f7f7fULL;
+        upper = ((x + 0x3f3f3f3f3f3f3f3fULL) ^ (x + 0x2525252525252525ULL))
+                & ~w & 0x8080808080808080ULL;
+
+        if (upper) {
+            goto copy;
+        }
+    }
+
+    for ( /* void */ ; i < len; i++) {
+        if (src[i] >= 'A' && src[i] <= 'Z') {
+            goto copy;
+        }
+    }
+
+    return src;
+
+copy:
+
+    for (i = 0; i + 8 <= len; i += 8) {
+        ngx_memcpy(&w, src + i, 8);
+
+        x = w & 0x7f7f7f7f7f7f7f7fULL;
+        upper = ((x + 0x3f3f3f3f3f3f3f3fULL) ^ (x + 0x2525252525252525ULL))
+                & ~w & 0x8080808080808080ULL;
+
+        w |= upper >> 2;
+
+        ngx_memcpy(dst + i, &w, 8);
+    }
+
+    for ( /* void */ ; i < len; i++) {
+        dst[i] = ngx_tolower(src[i]);
+    }
+
+    return dst;
+}
+
+
+static ngx_int_t
+ngx_http_hpack_encode(ngx_http_request_t *r, hpack_header_t *hs,
+    ngx_uint_t n, u_char **start, u_char **end)
+{
+    int                     rc;
+    u_char                 *out;
+    size_t                  bound, len, plain;
+    ngx_uint_t              i;
+    ngx_connection_t       *c;
+    ngx_http_hpack_ctx_t   *ctx;
+    ngx_http_hpack_conn_t  *hc;
+
+    hc = r->stream->connection->hpack_ctx;
+    c = r->stream->connection->connection;
+
+    if (hc->encoder == NULL && ngx_http_hpack_encoder(r, hc) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    plain = 0;
+
+    for (i = 0; i < n; i++) {
+        plain += hs[i].name_len + hs[i].value_len;
+
+        ngx_log_debug3(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
+                       "hpack output header: \"%*s: ...\" (%uz bytes)",
+                       hs[i].name_len, hs[i].name, hs[i].value_len);
+    }
+
+    /* everything that can fail is done before the encoder's state moves */
+
+    ctx = ngx_http_hpack_get_ctx(r);
+    if (ctx == NULL) {
+        return NGX_ERROR;
+    }
+
+    bound = hpack_encode_bound(hc->encoder, hs, n);
+
+    out = ngx_pnalloc(r->pool, bound);
+    if (out == NULL) {
+        return NGX_ERROR;
+    }
+
+    rc = hpack_encode(hc->encoder, hs, n, out, bound, &len);
+
+    if (rc != HPACK_OK) {
+        ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
+                      "hpack_encode() failed: %s", hpack_strerror(rc));
+
+        /* the encoder may be out of step with the peer: close */
+        c->error = 1;
+
+        return NGX_ERROR;
+    }
+
+    ctx->out_wire += len;
+    ctx->out_plain += plain;
+
+    *start = out;
+    *end = out + len;
+
+    return NGX_OK;
+}
+
+
+/*
+ * The connection's encoder, on its first response block: the server's
+ * table size and never-index policy, and a SETTINGS_HEADER_TABLE_SIZE that
+ * arrived earlier
+ */
+
+static ngx_int_t
+ngx_http_hpack_encoder(ngx_http_request_t *r, ngx_http_hpack_conn_t *hc)
+{
+    ngx_connection_t  *c;
+
+    c = r->stream->connection->connection;
+
+    hc->encoder = hpack_encoder_create(&hc->allocator, hc->conf->table_size,
+                                       hc->conf->policy);
+    if (hc->encoder == NULL) {
+        ngx_log_error(NGX_LOG_CRIT, c->log, 0, "hpack_encoder_create() failed");
+        return NGX_ERROR;
+    }
+
+    if (hc->peer_table_size_set
+        && hpack_encoder_set_peer_table_size(hc->encoder, hc->peer_table_size)
+           != HPACK_OK)
+    {
+        ngx_log_error(NGX_LOG_ALERT, c->log, 0,
+                      "hpack_encoder_set_peer_table_size(%uz) failed",
+                      hc->peer_table_size);
+        return NGX_ERROR;
+    }
+
+    return NGX_OK;
+}
