@@ -40,7 +40,7 @@ import sys
 import time
 from pathlib import Path
 
-import harness
+import nginx_runner
 from harness import Failure, Results, check, info
 import proxy_common as pc
 from proxy_common import upstream
@@ -212,7 +212,7 @@ def main():
         print("0 passed, 1 failed")
         return 1
 
-    harness.make_certificate()
+    nginx_runner.certificate()
     origin = pc.Origin(ORIGIN_PORT, WORK)
     servers = {k: pc.ProxyServer(k, PORTS[k], ORIGIN_PORT, work=WORK,
                                  access_log=False)
