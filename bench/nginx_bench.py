@@ -22,7 +22,9 @@ under callgrind 19082-19083 and 19445-19446).  Then, in this order:
    h2load sequence with N_lo and N_hi requests, the difference per request
    (bench/nginx_callgrind.py says which functions count as header
    compression);
-5. the report (bench/nginx_report.py): REPORT.md, results.json, PNG plots.
+5. the reverse-proxy workload: interop/proxy_bench.py (make bench-proxy),
+   stock and the module running conf/proxy.conf in front of one origin;
+6. the report (bench/nginx_report.py): REPORT.md, results.json, PNG plots.
 
 Every process started here is stopped on the way out, also on failure,
 Ctrl-C or SIGTERM; servers also get SIGTERM from the kernel if this script
@@ -59,6 +61,7 @@ import nginx_callgrind                               # noqa: E402
 import nginx_report                                  # noqa: E402
 import nginx_runner                                  # noqa: E402
 import nginx_wire                                    # noqa: E402
+import proxy_bench                                   # noqa: E402
 
 REPO = nginx_runner.REPO
 BUILD = nginx_runner.BUILD
@@ -556,6 +559,41 @@ def callgrind(cfg, out_dir):
     return rows
 
 
+# ---------------------------------------------------------------- phases
+
+def served(cfg, out_dir, data):
+    """Throughput, the header-bytes curve, the wire and the workers' memory,
+    with both servers up all along."""
+    servers = {b: Server(b) for b in BUILDS}
+    try:
+        for s in servers.values():
+            s.start()
+        data["throughput"] = throughput(cfg, servers, out_dir)
+        log("header bytes per response against requests per connection")
+        data["curve"] = header_curve(cfg, servers, out_dir)
+        for b in BUILDS:
+            data["wire"][b] = nginx_wire.warm_block(
+                servers[b].h2c_port, LOCATIONS["headers"], BROWSER_HEADERS)
+        for b in BUILDS:
+            data["memory"][b] = servers[b].worker_memory()
+            data["problems"] += ["%s: %s" % (b, line) for line in
+                                 servers[b].log_problems()]
+    finally:
+        stop_all()
+
+
+def proxy_workload(quick):
+    """interop/proxy_bench.py's workload (conf/proxy.conf in front of its
+    origin, over TLS) with its callgrind counts; its PASS/FAIL lines are
+    printed as it goes, and any FAIL fails the bench."""
+    results, report = proxy_bench.run(proxy_bench.parse_args(
+        ["--callgrind"] + (["--quick"] if quick else [])))
+    if results.failed:
+        raise BenchError("the reverse-proxy workload: %s"
+                         % results.summary())
+    return report
+
+
 # ---------------------------------------------------------------- driver
 
 def environment(args, cfg):
@@ -603,7 +641,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
                     help="a smoke run: 2 pairs, h2c only, few requests")
-    ap.add_argument("--only", choices=("throughput", "callgrind"),
+    ap.add_argument("--only", choices=("throughput", "callgrind", "proxy"),
                     help="one phase (the report shows what was measured)")
     ap.add_argument("--pairs", type=int, help="A/B pairs per workload")
     ap.add_argument("--out", help="results directory (default "
@@ -652,28 +690,14 @@ def main():
             "wire": {}, "callgrind": [], "problems": [], "memory": {}}
     try:
         nginx_runner.certificate()
-        if args.only != "callgrind":
-            servers = {b: Server(b) for b in BUILDS}
-            try:
-                for s in servers.values():
-                    s.start()
-                data["throughput"] = throughput(cfg, servers, staging)
-                log("header bytes per response against requests per "
-                    "connection")
-                data["curve"] = header_curve(cfg, servers, staging)
-                for b in BUILDS:
-                    data["wire"][b] = nginx_wire.warm_block(
-                        servers[b].h2c_port, LOCATIONS["headers"],
-                        BROWSER_HEADERS)
-                for b in BUILDS:
-                    data["memory"][b] = servers[b].worker_memory()
-                    data["problems"] += ["%s: %s" % (b, line) for line in
-                                         servers[b].log_problems()]
-            finally:
-                stop_all()
-        if args.only != "throughput":
+        if args.only in (None, "throughput"):
+            served(cfg, staging, data)
+        if args.only in (None, "callgrind"):
             log("callgrind: each build, N_lo and N_hi requests per workload")
             data["callgrind"] = callgrind(cfg, staging)
+        if args.only in (None, "proxy"):
+            log("the reverse-proxy workload (interop/proxy_bench.py)")
+            data["proxy"] = proxy_workload(args.quick)
     except KeyboardInterrupt as e:
         stop_all()
         log("interrupted (%s); partial output in %s" % (e, staging))
