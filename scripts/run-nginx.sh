@@ -99,9 +99,11 @@ esac
 mkdir -p "$prefix/logs"
 pidfile="$prefix/logs/nginx.pid"
 
-# the ports of the listen lines: with "ssl" TLS, without it h2c
+# ports 1: the ports of the listen lines with "ssl" (TLS); ports 0: without
 ports() {
-    sed -n "s/^ *listen  *127\.0\.0\.1:\([0-9]*\)$1[ ;].*/\1/p" "$conf"
+    awk -v tls="$1" '$1 == "listen" {
+        port = $2; sub(/^.*:/, "", port); sub(/;$/, "", port)
+        if (($0 ~ /[ \t]ssl[ \t;]/) == tls) print port }' "$conf"
 }
 
 # prefix-relative paths of the configuration made absolute
@@ -112,10 +114,10 @@ in_prefix() {
 # where nginx serves, its logs and the hpack variables, and how to stop it
 announce() {
     local p log format stop
-    for p in $(ports ""); do
+    for p in $(ports 0); do
         echo "run-nginx: h2c  curl --http2-prior-knowledge http://127.0.0.1:$p/"
     done
-    for p in $(ports " ssl"); do
+    for p in $(ports 1); do
         echo "run-nginx: TLS  curl --http2 -k https://127.0.0.1:$p/" \
              "(self-signed: $tls/cert.pem)"
     done
@@ -128,9 +130,9 @@ announce() {
              "(log_format $format of $conf)"
     fi
     if grep -qF "\$hpack_" "$conf"; then
-        echo "run-nginx: its \$hpack_* variables: docs/DIRECTIVES.md"
+        echo "run-nginx: the \$hpack_* variables in it: docs/DIRECTIVES.md"
     fi
-    stop="scripts/run-nginx.sh ${options[*]} --stop"
+    stop="scripts/run-nginx.sh ${options[*]:+${options[*]} }--stop"
     [ "$build" = "$repo/build" ] || stop="BUILD=$build $stop"
     case "$1" in
         foreground) echo "run-nginx: stop: Ctrl-C, or $stop" ;;
