@@ -22,12 +22,15 @@ under callgrind 19082-19083 and 19445-19446).  Then, in this order:
    h2load sequence with N_lo and N_hi requests, the difference per request
    (bench/nginx_callgrind.py says which functions count as header
    compression);
-5. the report (bench/nginx_report.py): REPORT.md, results.json, PNG plots.
+5. the reverse-proxy workload: interop/proxy_bench.py (make bench-proxy),
+   stock and the module running conf/proxy.conf in front of one origin;
+6. the report (bench/nginx_report.py): REPORT.md, results.json, PNG plots.
 
 Every process started here is stopped on the way out, also on failure,
 Ctrl-C or SIGTERM; servers also get SIGTERM from the kernel if this script
 dies (PR_SET_PDEATHSIG), and a server left by a run killed with SIGKILL is
-found by its pid file and stopped at the next start.
+found by its pid file and stopped at the next start (interop/nginx_runner.py
+runs every server).
 
     bench/nginx_bench.py                 the full run (make bench)
     bench/nginx_bench.py --quick         a smoke run (make bench QUICK=1)
@@ -36,7 +39,6 @@ found by its pid file and stopped at the next start.
 """
 
 import argparse
-import ctypes
 import datetime
 import json
 import os
@@ -45,7 +47,6 @@ import re
 import shutil
 import shlex
 import signal
-import socket
 import ssl
 import statistics
 import subprocess
@@ -56,15 +57,14 @@ from pathlib import Path
 sys.dont_write_bytecode = True          # no bench/__pycache__ in the tree
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "interop"))
-import harness                                       # noqa: E402
 import nginx_callgrind                               # noqa: E402
 import nginx_report                                  # noqa: E402
+import nginx_runner                                  # noqa: E402
 import nginx_wire                                    # noqa: E402
+import proxy_bench                                   # noqa: E402
 
-REPO = Path(__file__).resolve().parent.parent
-BUILD = Path(os.environ.get("BUILD", "build"))
-if not BUILD.is_absolute():
-    BUILD = REPO / BUILD
+REPO = nginx_runner.REPO
+BUILD = nginx_runner.BUILD
 WORK = BUILD / "bench" / "nginx"
 TEMPLATE = REPO / "bench" / "conf" / "bench.conf"
 
@@ -73,7 +73,7 @@ INSTALL = {"stock": BUILD / "nginx-stock", "module": BUILD / "nginx-hpack"}
 # The binaries actually run: copies taken at the start (snapshot()), so that
 # a `make nginx-1.26` elsewhere during the run changes nothing measured.
 SNAPSHOT = WORK / "bin"
-MODULE_SO = "ngx_http_hpack_module.so"
+MODULE_SO = nginx_runner.MODULE_SO
 PORTS = {"stock": (19080, 19443), "module": (19081, 19444)}
 CG_PORTS = {"stock": (19082, 19445), "module": (19083, 19446)}
 
@@ -152,18 +152,6 @@ class BenchError(Exception):
 
 # ------------------------------------------------------------ processes
 
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent():
-    """In the child: SIGTERM when the bench script dies, whatever the way."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(
-            _PR_SET_PDEATHSIG, signal.SIGTERM)
-    except OSError:
-        pass
-
-
 LIVE = []           # servers started and not yet stopped
 
 
@@ -199,38 +187,30 @@ def snapshot():
             shutil.copy2(f, dst / f.name)
 
 
-def make_certificate(tls_dir):
-    """A self-signed ECDSA P-256 certificate: a cheap handshake, so that cold
-    TLS runs measure more than the signature."""
-    cert, key = tls_dir / "cert.pem", tls_dir / "key.pem"
-    if cert.exists() and key.exists():
-        return
-    tls_dir.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
-         "ec_paramgen_curve:prime256v1", "-nodes", "-days", "3650",
-         "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
-         "-keyout", str(key), "-out", str(cert)],
-        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-class Server:
+class Server(nginx_runner.Nginx):
     """One nginx: a build, its prefix under build/bench/nginx/, its ports;
     optionally under callgrind as a single process."""
 
+    error = BenchError
+
     def __init__(self, build, callgrind_out=None):
+        cg = callgrind_out is not None
+        h2c_port, tls_port = (CG_PORTS if cg else PORTS)[build]
+        super().__init__(SNAPSHOT / build / "nginx",
+                         WORK / (build + ("-callgrind" if cg else "")),
+                         build + (" (callgrind)" if cg else ""),
+                         h2c_port=h2c_port, tls_port=tls_port)
         self.build = build
         self.callgrind_out = callgrind_out
-        self.binary = SNAPSHOT / build / "nginx"
         self.module = SNAPSHOT / build / MODULE_SO
-        cg = callgrind_out is not None
-        self.h2c_port, self.tls_port = (CG_PORTS if cg else PORTS)[build]
-        self.prefix = WORK / (build + ("-callgrind" if cg else ""))
-        self.conf = self.prefix / "conf" / "nginx.conf"
-        self.label = build + (" (callgrind)" if cg else "")
-        self.proc = None
-        self.output = None
+        if cg:
+            # the profile is written when nginx exits
+            self.wrapper = ["valgrind", "--tool=callgrind",
+                            "--callgrind-out-file=%s" % callgrind_out,
+                            "--compress-strings=no", "--compress-pos=no",
+                            "--cache-sim=yes"]
+            self.single_process = True
+            self.start_timeout = self.stop_timeout = 60
 
     def missing(self):
         if not self.binary.exists():
@@ -240,157 +220,32 @@ class Server:
         return None
 
     def render(self):
-        text = TEMPLATE.read_text()
-        subst = {
-            "LOAD_MODULE": ("load_module  %s;" % self.module
-                            if self.build == "module" else ""),
-            "USER": "user  root root;" if os.geteuid() == 0 else "",
-            "HPACK": ("    hpack  on;" if self.build == "module" else ""),
-            "H2C_PORT": str(self.h2c_port),
-            "TLS_PORT": str(self.tls_port),
-            "TLS_DIR": str(WORK / "tls"),
-        }
-        for key, value in subst.items():
-            text = text.replace("@%s@" % key, value)
-        left = re.findall(r"@[A-Z0-9_]+@", text)
-        if left:
-            raise BenchError("unrendered placeholders %s in %s"
-                             % (left, TEMPLATE))
-        for d in ("conf", "logs", "html/static"):
-            (self.prefix / d).mkdir(parents=True, exist_ok=True)
-        self.conf.write_text(text)
+        module = self.build == "module"
+        subst = self.base_subst(self.module if module else None)
+        subst["HPACK"] = "    hpack  on;" if module else ""
+        self.write_conf(nginx_runner.render(TEMPLATE, subst),
+                        ("conf", "logs", "html/static"))
         page = self.prefix / "html" / "static" / "1k.html"
         body = b"<!doctype html>\n<title>1 KiB</title>\n" + \
             b"<p>lorem ipsum dolor sit amet, consectetur adipiscing</p>\n" * 20
         page.write_bytes(body[:1023] + b"\n")
 
-    def _stop_stale(self):
-        """A server left by a run that was killed hard: same binary, same
-        prefix, and it holds our ports."""
-        pidfile = self.prefix / "logs" / "nginx.pid"
-        try:
-            pid = int(pidfile.read_text().strip())
-            cmdline = Path("/proc/%d/cmdline" % pid).read_bytes()
-        except (OSError, ValueError):
-            return
-        if str(self.prefix).encode() in cmdline:
-            log("stopping a stale %s (pid %d)" % (self.label, pid))
-            os.kill(pid, signal.SIGTERM)
-            for _ in range(100):
-                if not Path("/proc/%d" % pid).exists():
-                    break
-                time.sleep(0.1)
-
-    def _port_free(self, port):
-        s = socket.socket()
-        try:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            s.bind(("127.0.0.1", port))
-            return True
-        except OSError:
-            return False
-        finally:
-            s.close()
-
     def start(self):
         why = self.missing()
         if why:
             raise BenchError(why)
-        self.render()
-        self._stop_stale()
-        for port in (self.h2c_port, self.tls_port):
-            if not self._port_free(port):
-                raise BenchError("127.0.0.1:%d is taken by another process "
-                                 "(ss -ltnp 'sport = :%d')" % (port, port))
-        log_path = self.prefix / "logs" / "error.log"
-        if log_path.exists():
-            log_path.unlink()
-        test = subprocess.run([str(self.binary), "-p", str(self.prefix) + "/",
-                               "-c", str(self.conf), "-t"],
-                              capture_output=True, text=True)
-        if test.returncode != 0:
-            raise BenchError("nginx -t failed for %s:\n%s"
-                             % (self.label, test.stderr))
-        cmd = [str(self.binary), "-p", str(self.prefix) + "/",
-               "-c", str(self.conf)]
-        if self.callgrind_out:
-            cmd = ["valgrind", "--tool=callgrind",
-                   "--callgrind-out-file=%s" % self.callgrind_out,
-                   "--compress-strings=no", "--compress-pos=no",
-                   "--cache-sim=yes"] + cmd + [
-                   "-g", "daemon off; master_process off;"]
-        else:
-            cmd += ["-g", "daemon off;"]
-        self.output = open(self.prefix / "logs" / "stdout.log", "w")
-        self.proc = subprocess.Popen(cmd, stdout=self.output,
-                                     stderr=subprocess.STDOUT,
-                                     start_new_session=True,
-                                     preexec_fn=_die_with_parent)
+        super().start()
         LIVE.append(self)
-        deadline = time.monotonic() + (60 if self.callgrind_out else 15)
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise BenchError("%s exited at start (status %s):\n%s"
-                                 % (self.label, self.proc.returncode,
-                                    self.log_tail()))
-            if self._accepts():
-                return
-            time.sleep(0.05)
-        raise BenchError("%s did not start listening:\n%s"
-                         % (self.label, self.log_tail()))
-
-    def _accepts(self):
-        return harness.ports_accept((self.h2c_port, self.tls_port))
 
     def stop(self):
-        """SIGTERM (nginx's fast shutdown; under callgrind the profile is
-        written on exit) until it exits, SIGKILL of the whole process group
-        after 15 s (60 s under callgrind).  True when SIGTERM did it."""
-        if self.proc is None:
-            return True
-        clean = True
-        try:
-            # SIGTERM once a second: nginx checks its terminate flag after
-            # each event loop pass, so a signal that lands while it is busy
-            # (a long window under valgrind) is seen only at the next event,
-            # and an idle nginx without timers has none; the next SIGTERM
-            # interrupts its epoll_wait().
-            deadline = time.monotonic() + (60 if self.callgrind_out else 15)
-            while self.proc.poll() is None:
-                if time.monotonic() > deadline:
-                    log("%s did not stop on SIGTERM: SIGKILL" % self.label)
-                    clean = False
-                    break
-                self.proc.terminate()
-                try:
-                    self.proc.wait(1)
-                except subprocess.TimeoutExpired:
-                    pass
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)    # workers too
-            except OSError:
-                pass
-            self.proc.wait(10)
-        finally:
-            self.proc = None
-            if self.output:
-                self.output.close()
-            if self in LIVE:
-                LIVE.remove(self)
+        """True when nginx exited on SIGTERM (under callgrind: with its
+        profile written)."""
+        clean = super().stop()
+        if not clean:
+            log("%s did not stop on SIGTERM: SIGKILL" % self.label)
+        if self in LIVE:
+            LIVE.remove(self)
         return clean
-
-    def worker_pid(self):
-        """The worker's pid (found again each time: a crashed worker is
-        replaced by the master)."""
-        out = subprocess.run(["ps", "--ppid", str(self.proc.pid), "-o",
-                              "pid=,args="], capture_output=True,
-                             text=True).stdout
-        pids = [int(line.split()[0]) for line in out.splitlines()
-                if "worker process" in line]
-        if len(pids) != 1:
-            raise BenchError("%s: expected one worker, found %s"
-                             % (self.label, pids))
-        return pids[0]
 
     def worker_cpu(self):
         """(pid, {"cpu": ns on a CPU, "wait": ns waiting for one, "user",
@@ -422,31 +277,6 @@ class Server:
             pass
         return out
 
-    def log_tail(self, size=3000):
-        text = ""
-        for name in ("error.log", "stdout.log"):
-            try:
-                text += (self.prefix / "logs" / name).read_text(
-                    errors="replace")[-size:]
-            except OSError:
-                pass
-        return text
-
-    def log_problems(self):
-        """[alert], [crit] and [emerg] lines of the error log."""
-        try:
-            text = (self.prefix / "logs" / "error.log").read_text(
-                errors="replace")
-        except OSError:
-            return []
-        return [line for line in text.splitlines()
-                if re.search(r"\[(alert|crit|emerg)\]", line)]
-
-    def url(self, path, transport):
-        if transport == "tls":
-            return "https://127.0.0.1:%d%s" % (self.tls_port, path)
-        return "http://127.0.0.1:%d%s" % (self.h2c_port, path)
-
 
 # ---------------------------------------------------------------- h2load
 
@@ -474,7 +304,7 @@ def h2load(args, expect):
     try:
         p = subprocess.run(cmd, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, timeout=H2LOAD_TIMEOUT,
-                           preexec_fn=_die_with_parent)
+                           preexec_fn=nginx_runner.die_with_parent)
     except subprocess.TimeoutExpired:
         raise BenchError("h2load did not finish in %ds: %s"
                          % (H2LOAD_TIMEOUT, shlex.join(cmd)))
@@ -529,7 +359,8 @@ def workloads(cfg):
 
 
 def load_args(cfg, w, server):
-    url = server.url(LOCATIONS[w["location"]], w["transport"])
+    url = server.url(LOCATIONS[w["location"]],
+                     tls=w["transport"] == "tls")
     if w["conn"] == "warm":
         n = cfg["warm_n"]
         args = ["-n", n, "-c", 1, "-m", cfg["warm_m"]]
@@ -608,7 +439,7 @@ def header_curve(cfg, servers, out_dir):
                 for _ in range(cfg["curve_runs"]):
                     args = (["-n", k, "-c", 1, "-m", 1]
                             + header_args("browser")
-                            + [servers[b].url(LOCATIONS["headers"], "h2c")])
+                            + [servers[b].url(LOCATIONS["headers"])])
                     r = h2load_retry(args, k)
                     f.write("### K=%d, %s: %s\n%s\n" % (
                         k, b, shlex.join(r["cmd"]), r["output"]))
@@ -640,7 +471,7 @@ def cg_load(w, server, n):
     """The fixed request sequence: n requests on one connection, one at a
     time (warm), or n connections of one request each, one after the other
     (cold).  Returns the h2load commands run."""
-    url = server.url(LOCATIONS[w["location"]], "h2c")
+    url = server.url(LOCATIONS[w["location"]])
     hdrs = header_args(w["headers"])
     if w["conn"] == "warm":
         r = h2load_retry(["-n", n, "-c", 1, "-m", 1] + hdrs + [url], n)
@@ -728,6 +559,41 @@ def callgrind(cfg, out_dir):
     return rows
 
 
+# ---------------------------------------------------------------- phases
+
+def served(cfg, out_dir, data):
+    """Throughput, the header-bytes curve, the wire and the workers' memory,
+    with both servers up all along."""
+    servers = {b: Server(b) for b in BUILDS}
+    try:
+        for s in servers.values():
+            s.start()
+        data["throughput"] = throughput(cfg, servers, out_dir)
+        log("header bytes per response against requests per connection")
+        data["curve"] = header_curve(cfg, servers, out_dir)
+        for b in BUILDS:
+            data["wire"][b] = nginx_wire.warm_block(
+                servers[b].h2c_port, LOCATIONS["headers"], BROWSER_HEADERS)
+        for b in BUILDS:
+            data["memory"][b] = servers[b].worker_memory()
+            data["problems"] += ["%s: %s" % (b, line) for line in
+                                 servers[b].log_problems()]
+    finally:
+        stop_all()
+
+
+def proxy_workload(quick):
+    """interop/proxy_bench.py's workload (conf/proxy.conf in front of its
+    origin, over TLS) with its callgrind counts; its PASS/FAIL lines are
+    printed as it goes, and any FAIL fails the bench."""
+    results, report = proxy_bench.run(proxy_bench.parse_args(
+        ["--callgrind"] + (["--quick"] if quick else [])))
+    if results.failed:
+        raise BenchError("the reverse-proxy workload: %s"
+                         % results.summary())
+    return report
+
+
 # ---------------------------------------------------------------- driver
 
 def environment(args, cfg):
@@ -775,7 +641,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
                     help="a smoke run: 2 pairs, h2c only, few requests")
-    ap.add_argument("--only", choices=("throughput", "callgrind"),
+    ap.add_argument("--only", choices=("throughput", "callgrind", "proxy"),
                     help="one phase (the report shows what was measured)")
     ap.add_argument("--pairs", type=int, help="A/B pairs per workload")
     ap.add_argument("--out", help="results directory (default "
@@ -823,29 +689,15 @@ def main():
     data = {"environment": env, "throughput": [], "curve": [],
             "wire": {}, "callgrind": [], "problems": [], "memory": {}}
     try:
-        make_certificate(WORK / "tls")
-        if args.only != "callgrind":
-            servers = {b: Server(b) for b in BUILDS}
-            try:
-                for s in servers.values():
-                    s.start()
-                data["throughput"] = throughput(cfg, servers, staging)
-                log("header bytes per response against requests per "
-                    "connection")
-                data["curve"] = header_curve(cfg, servers, staging)
-                for b in BUILDS:
-                    data["wire"][b] = nginx_wire.warm_block(
-                        servers[b].h2c_port, LOCATIONS["headers"],
-                        BROWSER_HEADERS)
-                for b in BUILDS:
-                    data["memory"][b] = servers[b].worker_memory()
-                    data["problems"] += ["%s: %s" % (b, line) for line in
-                                         servers[b].log_problems()]
-            finally:
-                stop_all()
-        if args.only != "throughput":
+        nginx_runner.certificate()
+        if args.only in (None, "throughput"):
+            served(cfg, staging, data)
+        if args.only in (None, "callgrind"):
             log("callgrind: each build, N_lo and N_hi requests per workload")
             data["callgrind"] = callgrind(cfg, staging)
+        if args.only in (None, "proxy"):
+            log("the reverse-proxy workload (interop/proxy_bench.py)")
+            data["proxy"] = proxy_workload(args.quick)
     except KeyboardInterrupt as e:
         stop_all()
         log("interrupted (%s); partial output in %s" % (e, staging))

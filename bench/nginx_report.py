@@ -473,7 +473,77 @@ def plots(data, out_dir):
         plt.close(fig)
         made.append(("header_bytes.png", "response header bytes per "
                      "response against requests per connection"))
+    if data.get("proxy", {}).get("summary"):
+        proxy_plot(plt, colors, data["proxy"], out_dir)
+        made.append(("proxy.png", "the reverse-proxy workload"))
     return made
+
+
+def proxy_plot(plt, colors, proxy, out_dir):
+    """proxy.png: header bytes and worker CPU per response (each pair a
+    dot, the bar the median), instructions per request under callgrind
+    (the darker part in ngx_http_v2_header_filter)."""
+    builds = ("stock", proxy["config"]["kind"])
+    names = ("stock", "module")
+    cg = proxy.get("callgrind") or {}
+    panels = [("header_bytes_per_response", "response header bytes per "
+               "response"), ("cpu_us_per_request", "worker CPU us per "
+                             "request")]
+    fig, axes = plt.subplots(1, len(panels) + bool(cg),
+                             figsize=(4.2 * (len(panels) + bool(cg)), 4))
+    for ax, (key, ylabel) in zip(axes, panels):
+        for x, (b, name) in enumerate(zip(builds, names)):
+            ax.bar(x, proxy["summary"][b][key], 0.6, color=colors[name])
+            ax.plot([x] * len(proxy["runs"]),
+                    [p[b][key] for p in proxy["runs"]], "k.", ms=4)
+            ax.text(x, proxy["summary"][b][key] * 1.01,
+                    fmt(proxy["summary"][b][key], 1), ha="center",
+                    va="bottom", fontsize=8)
+        ax.set_xticks(range(len(names)))
+        ax.set_xticklabels(names)
+        ax.set_ylabel(ylabel)
+    if cg:
+        ax = axes[-1]
+        for x, (b, name) in enumerate(zip(builds, names)):
+            if b not in cg:
+                continue
+            total = cg[b]["ir_per_request"]
+            filt = cg[b]["header_filter_ir_per_request"] or 0
+            ax.bar(x, filt, 0.6, color=colors[name])
+            ax.bar(x, total - filt, 0.6, bottom=filt, color=colors[name],
+                   alpha=0.35)
+            ax.text(x, total * 1.01, fmt(total / 1000, 1) + "k",
+                    ha="center", va="bottom", fontsize=8)
+        ax.set_xticks(range(len(names)))
+        ax.set_xticklabels(names)
+        ax.set_ylabel("instructions per request (callgrind)")
+        ax.set_title("dark: in ngx_http_v2_header_filter", fontsize=9)
+    fig.suptitle("reverse proxy (conf/proxy.conf, TLS, %d pairs of h2load "
+                 "-c %d -m %d)" % (len(proxy["runs"]),
+                                   proxy["config"]["clients"],
+                                   proxy["config"]["streams"]), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out_dir / "proxy.png", dpi=100)
+    plt.close(fig)
+
+
+def proxy_section(data, level="##"):
+    """The reverse-proxy workload's tables, as make bench-proxy prints
+    them."""
+    proxy = data.get("proxy")
+    if not proxy:
+        return []
+    import proxy_bench              # interop/, on the path of nginx_bench.py
+    cfg = proxy["config"]
+    return [level + " The reverse-proxy workload (conf/proxy.conf, TLS)", "",
+            "Stock and the module (%s) in front of one origin "
+            "(interop/upstream.py: 1,000 API responses of 8 to 40+ header "
+            "lines), h2load -c %d -m %d with a browser's request headers, "
+            "%d interleaved pairs of %d s; callgrind: %d requests on one "
+            "process (`make bench-proxy`, interop/proxy_bench.py)."
+            % (proxy["label"], cfg["clients"], cfg["streams"], cfg["pairs"],
+               cfg["duration"], cfg["cg_requests"]), ""] + \
+        proxy_bench.markdown(proxy) + [""]
 
 
 # ------------------------------------------------------------------ report
@@ -657,6 +727,7 @@ def write(out_dir, readme=None):
                           ", ".join(str(s) for s in w["sizes"])))
             md.append("")
             md += wire_table(w) + [""]
+    md += proxy_section(data)
     if data["callgrind"]:
         md += ["## Where the header-compression instructions go", ""]
         if missed:
@@ -681,6 +752,8 @@ def write(out_dir, readme=None):
            "`callgrind_annotate --inclusive=yes` of the larger run "
            "(start-up included); the callgrind.out files stay in "
            "`build/bench/nginx/callgrind/`",
+           "- the reverse-proxy servers' prefixes and logs are in "
+           "`build/proxy-interop/bench/`",
            "- `results.json`: everything above, for `bench/nginx_bench.py "
            "--report DIR`", ""]
     (out_dir / "REPORT.md").write_text("\n".join(md))
@@ -707,6 +780,7 @@ def update_readme(readme, out_dir, data, made):
     block += callgrind_table(data) + [""]
     block += throughput_table(data, "warm") + [""]
     block += throughput_table(data, "cold") + [""]
+    block += proxy_section(data, "###")
     for f, caption in made:
         block.append("![%s](%s/%s)" % (caption, rel, f))
     block += ["", README_END]

@@ -45,9 +45,8 @@ if [ "${1:-}" = --max-extra ]; then
     max_extra="${2:?--max-extra needs a number}"
 fi
 
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${BUILD:-build}"
-case "$build" in /*) ;; *) build="$repo/$build" ;; esac
+# shellcheck source=scripts/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
 out="${OUT:-$build/bench/stock-cost}"
 rounds="${ROUNDS:-3}"
 stock="$build/nginx-stock/sbin/nginx"
@@ -65,7 +64,7 @@ command -v valgrind >/dev/null && command -v h2load >/dev/null || {
     exit 2
 }
 
-port="$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+port="$("$python" "$repo/interop/nginx_runner.py" free-port)"
 
 ua='Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36'
 accept='text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8'
@@ -143,7 +142,7 @@ run() {
     # Self cost of the nginx binary's and the module's objects, read from
     # callgrind's ob= records (callgrind_annotate leaves some inlined code
     # without its object, and how much varied between rounds).
-    own="$(/usr/bin/python3 "$repo/bench/nginx_callgrind.py" --objects \
+    own="$("$python" "$repo/bench/nginx_callgrind.py" --objects \
                "$d/callgrind.out" \
            | awk '$2 ~ /(\/sbin\/nginx|\/ngx_http_hpack_module\.so)$/ {
                       s += $1 }

@@ -3,13 +3,12 @@ lines, and two HTTP/2 clients (h2's own connection with a tap on the raw
 frames, and a raw frame client for what h2 refuses to send).
 
 Everything here talks to 127.0.0.1 only.  Servers are real nginx processes
-started in the foreground (-g 'daemon off;') so that the harness owns the
-master's pid and stops it at the end, also on failure or Ctrl-C.
+run by nginx_runner.py (in the foreground, so that the harness owns the
+master's pid and stops it at the end, also on failure or Ctrl-C).
 """
 
 import os
 import re
-import signal
 import socket
 import ssl
 import subprocess
@@ -26,24 +25,19 @@ from hyperframe.frame import (ContinuationFrame, DataFrame, Frame,
                               RstStreamFrame, SettingsFrame,
                               WindowUpdateFrame)
 
-REPO = Path(__file__).resolve().parent.parent
-BUILD = Path(os.environ.get("BUILD", "build"))
-if not BUILD.is_absolute():
-    BUILD = REPO / BUILD
+import nginx_runner
+
+REPO = nginx_runner.REPO
+BUILD = nginx_runner.BUILD
 WORK = BUILD / "interop"
-TLS_DIR = WORK / "tls"
 TEMPLATE = REPO / "interop" / "conf" / "interop.conf"
 
-# The installation each 1.26.3 variant runs from, and how its servers are
-# stopped: run_interop.py --asan puts the sanitizer build in place of the
-# patched one and stops gracefully, so that every connection is closed
-# before a worker exits and LeakSanitizer sees only what nothing freed.
+# The installation each 1.26.3 variant runs from: run_interop.py --asan
+# puts the sanitizer build in place of the patched one.
 INSTALLS = {"stock": "nginx-stock", "hpack": "nginx-hpack"}
-STOP_SIGNAL = signal.SIGTERM        # fast shutdown; SIGQUIT: graceful
 # True under --asan: the patched servers run the sanitizer build, whose RSS
 # is mostly the allocator's quarantine, and which runs several times slower
 SANITIZED = False
-STOP_WAIT = 10                      # seconds, then SIGKILL
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
@@ -156,22 +150,6 @@ def check(cond, message):
 
 # ------------------------------------------------------------------ servers
 
-def make_certificate():
-    """A self-signed certificate for 127.0.0.1 in build/interop/tls/."""
-    cert, key = TLS_DIR / "cert.pem", TLS_DIR / "key.pem"
-    if cert.exists() and key.exists():
-        return
-    TLS_DIR.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
-         "-days", "3650", "-subj", "/CN=localhost",
-         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
-         "-keyout", str(key), "-out", str(cert)],
-        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    cert.chmod(0o644)
-    key.chmod(0o644)
-
-
 BIG_SIZE = 256 * 1024
 
 
@@ -196,36 +174,36 @@ LOG_FORMAT_HPACK = """\
 PORT_SHIFT = int(os.environ.get("INTEROP_PORT_SHIFT", "0"))
 
 
-class Server:
+class Server(nginx_runner.Nginx):
     """One nginx under test.
 
     kind is "on" (module loaded, hpack on), "small" (the same with
     hpack_table_size 512), "off" (module loaded, hpack off), "nomod"
     (patched binary, no load_module) or "stock" (unpatched binary).
+    run_interop.py --asan stops them gracefully (stop_signal SIGQUIT).
     """
 
+    error = Failure
     LABELS = {"on": "hpack-on", "small": "hpack-on-table-512",
               "off": "hpack-off", "nomod": "no-module", "stock": "stock"}
 
     def __init__(self, version, kind, slot, extra_directives=""):
-        self.version = version
-        self.kind = kind
-        self.extra = extra_directives
-        self.h2c_port = 18080 + PORT_SHIFT + slot
-        self.tls_port = 18443 + PORT_SHIFT + slot
-        suffix = "" if version == "1.26.3" else "-" + version
         variant = "stock" if kind == "stock" else "hpack"
         if version == "1.26.3":
-            self.install = BUILD / INSTALLS[variant]
+            install = BUILD / INSTALLS[variant]
         else:
-            self.install = BUILD / ("nginx-%s-%s" % (version, variant))
-        self.binary = self.install / "sbin" / "nginx"
-        self.module = self.install / "modules" / "ngx_http_hpack_module.so"
+            install = BUILD / ("nginx-%s-%s" % (version, variant))
+        super().__init__(install / "sbin" / "nginx",
+                         WORK / ("%s-%s" % (version, kind)),
+                         "%s %s" % (version, self.LABELS[kind]),
+                         h2c_port=18080 + PORT_SHIFT + slot,
+                         tls_port=18443 + PORT_SHIFT + slot, version=version)
+        self.kind = kind
+        self.extra = extra_directives
+        self.install = install
+        self.module = install / "modules" / nginx_runner.MODULE_SO
+        suffix = "" if version == "1.26.3" else "-" + version
         self.name = "%s%s" % (self.LABELS[kind], suffix)
-        self.label = "%s %s" % (version, self.LABELS[kind])
-        self.prefix = WORK / ("%s-%s" % (version, kind))
-        self.conf = self.prefix / "conf" / "nginx.conf"
-        self.proc = None
 
     # the module is loaded and its variables exist
     @property
@@ -237,14 +215,6 @@ class Server:
     def hpack_on(self):
         return self.kind in ("on", "small")
 
-    @property
-    def error_log(self):
-        return self.prefix / "logs" / "error.log"
-
-    @property
-    def access_log(self):
-        return self.prefix / "logs" / "access.log"
-
     def missing(self):
         """Why this server cannot run, or None."""
         if not self.binary.exists():
@@ -254,12 +224,8 @@ class Server:
         return None
 
     def render(self):
-        text = TEMPLATE.read_text()
-        old_syntax = self.version.startswith("1.22.")
-        subst = {
-            "USER": "user  root root;" if os.geteuid() == 0 else "",
-            "LOAD_MODULE": ("load_module  %s;" % self.module
-                            if self.has_module else ""),
+        subst = self.base_subst(self.module if self.has_module else None)
+        subst.update({
             "LOG_FORMAT_HPACK": LOG_FORMAT_HPACK if self.has_module else "",
             "LOG_FORMAT": "interop_hpack" if self.has_module else "interop",
             "HPACK_DIRECTIVES": {
@@ -271,156 +237,22 @@ class Server:
                          "    hpack_never_index  x-secret-token;\n",
                 "off": "    hpack              off;\n",
             }.get(self.kind, "") + self.extra,
-            "H2C_PORT": str(self.h2c_port),
-            "TLS_PORT": str(self.tls_port),
-            "LISTEN_HTTP2": " http2" if old_syntax else "",
-            "HTTP2_ON": "" if old_syntax else "        http2        on;",
-            "TLS_DIR": str(TLS_DIR),
-        }
-        for key, value in subst.items():
-            text = text.replace("@%s@" % key, value)
-        left = re.findall(r"@[A-Z0-9_]+@", text)
-        if left:
-            raise RuntimeError("unrendered placeholders %s" % left)
-        for d in ("conf", "logs", "html"):
-            (self.prefix / d).mkdir(parents=True, exist_ok=True)
-        self.conf.write_text(text)
+        })
+        self.write_conf(nginx_runner.render(TEMPLATE, subst),
+                        ("conf", "logs", "html"))
         big = self.prefix / "html" / "big"
         if not big.exists() or big.stat().st_size != BIG_SIZE:
             big.write_bytes(big_body())
-
-    def _stop_stale(self):
-        """A master left by an earlier run that was killed hard: it is ours
-        (same binary, same prefix) and holds our ports."""
-        stop_stale(self.prefix / "logs" / "nginx.pid", self.binary,
-                   self.prefix)
-
-    def start(self):
-        self.render()
-        self._stop_stale()
-        for log in (self.error_log, self.access_log):
-            if log.exists():
-                log.unlink()
-        test = subprocess.run(
-            [str(self.binary), "-p", str(self.prefix) + "/", "-c",
-             str(self.conf), "-t"], capture_output=True, text=True)
-        if test.returncode != 0:
-            raise RuntimeError("nginx -t failed for %s:\n%s"
-                               % (self.label, test.stderr))
-        self.stderr = open(self.prefix / "logs" / "stderr.log", "w")
-        self.proc = subprocess.Popen(
-            [str(self.binary), "-p", str(self.prefix) + "/", "-c",
-             str(self.conf), "-g", "daemon off;"],
-            stdout=self.stderr, stderr=subprocess.STDOUT,
-            start_new_session=True)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(
-                    "%s exited at start (status %s); %s:\n%s"
-                    % (self.label, self.proc.returncode, self.error_log,
-                       self.error_log_text()[-2000:]))
-            if self.worker_pids() and self._accepts():
-                return
-            time.sleep(0.05)
-        raise RuntimeError("%s did not start listening" % self.label)
-
-    def _accepts(self):
-        return ports_accept((self.h2c_port, self.tls_port))
-
-    def stop(self):
-        if self.proc is None:
-            return
-        if self.proc.poll() is None:
-            self.proc.send_signal(STOP_SIGNAL)
-            try:
-                self.proc.wait(STOP_WAIT)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(5)
-        self.proc = None
-        self.stderr.close()
-
-    @property
-    def master_pid(self):
-        return self.proc.pid if self.proc else None
-
-    def worker_pids(self):
-        out = subprocess.run(
-            ["ps", "--ppid", str(self.master_pid), "-o", "pid=,cmd="],
-            capture_output=True, text=True).stdout
-        return [int(line.split()[0]) for line in out.splitlines()
-                if "worker process" in line]
-
-    def worker_pid(self):
-        pids = self.worker_pids()
-        if len(pids) != 1:
-            raise Failure("expected one worker, found %s" % pids)
-        return pids[0]
-
-    def error_log_text(self, since=0):
-        try:
-            with open(self.error_log, "rb") as f:
-                f.seek(since)
-                return f.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
-
-    def error_log_size(self):
-        try:
-            return self.error_log.stat().st_size
-        except OSError:
-            return 0
-
-    def access_log_lines(self):
-        try:
-            return self.access_log.read_text().splitlines()
-        except OSError:
-            return []
-
-    def url(self, path, tls=False):
-        if tls:
-            return "https://127.0.0.1:%d%s" % (self.tls_port, path)
-        return "http://127.0.0.1:%d%s" % (self.h2c_port, path)
 
     @property
     def authority(self):
         return "127.0.0.1:%d" % self.h2c_port
 
 
-def ports_accept(ports):
-    """True when a TCP connection to each of 127.0.0.1's ports succeeds."""
-    for port in ports:
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-        except OSError:
-            return False
-    return True
-
-
-def stop_stale(pidfile, *marks):
-    """SIGTERM the process whose pid is in pidfile when its command line
-    holds every one of marks (a server of ours left by a run that was
-    killed hard), and wait up to 5 s for it to go."""
-    try:
-        pid = int(Path(pidfile).read_text().strip())
-        cmdline = Path("/proc/%d/cmdline" % pid).read_bytes()
-    except (OSError, ValueError):
-        return
-    if all(str(m).encode() in cmdline for m in marks):
-        os.kill(pid, signal.SIGTERM)
-        for _ in range(50):
-            if not Path("/proc/%d" % pid).exists():
-                break
-            time.sleep(0.1)
-
-
 def no_crash_or_alert(server, since=0):
     """The server's error log, from offset since, has no alert, crit or
     emerg line and no worker that exited on a signal."""
-    text = server.error_log_text(since)
-    bad = [line for line in text.splitlines()
-           if re.search(r"\[(alert|crit|emerg)\]|exited on signal", line)]
+    bad = server.log_problems(since)
     check(not bad, "%d lines in %s, first: %s"
           % (len(bad), server.error_log, bad[:3]))
 

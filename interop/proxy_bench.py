@@ -40,7 +40,7 @@ import sys
 import time
 from pathlib import Path
 
-import harness
+import nginx_runner
 from harness import Failure, Results, check, info
 import proxy_common as pc
 from proxy_common import upstream
@@ -119,34 +119,23 @@ def callgrind(server, uris, requests, out_dir):
     out_dir.mkdir(parents=True, exist_ok=True)
     for f in out_dir.glob("callgrind.out.*"):
         f.unlink()
-    server.render()
-    log = open(out_dir / "valgrind.log", "w")
-    proc = subprocess.Popen(
-        ["valgrind", "--tool=callgrind",
-         "--callgrind-out-file=%s/callgrind.out.%%p" % out_dir,
-         str(server.binary), "-p", str(server.prefix) + "/", "-c",
-         str(server.conf), "-g", "daemon off; master_process off;"],
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    server.wrapper = ["valgrind", "--tool=callgrind",
+                      "--callgrind-out-file=%s/callgrind.out.%%p" % out_dir]
+    server.single_process = True
+    server.start_timeout = server.stop_timeout = 60
+    server.start()
     try:
-        if not pc.wait_port(server.tls_port, proc, timeout=60):
-            raise Failure("nginx under valgrind did not start: %s"
-                          % (out_dir / "valgrind.log").read_text()[-1000:])
         base = h2load_args(uris, 1, 8)
         run_h2load(base + ["-n", "200"])                    # warm-up
-        subprocess.run(["callgrind_control", "--zero", str(proc.pid)],
+        subprocess.run(["callgrind_control", "--zero",
+                        str(server.master_pid)],
                        check=True, capture_output=True)
         r = run_h2load(base + ["-n", str(requests)])
-        subprocess.run(["callgrind_control", "--dump", str(proc.pid)],
+        subprocess.run(["callgrind_control", "--dump",
+                        str(server.master_pid)],
                        check=True, capture_output=True)
     finally:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(60)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-        log.close()
+        server.stop()
     dumps = sorted(glob.glob(str(out_dir / "callgrind.out.*.1")))
     if not dumps:
         raise Failure("no callgrind dump in %s" % out_dir)
@@ -176,7 +165,7 @@ def median(xs):
     return statistics.median(xs) if xs else float("nan")
 
 
-def main():
+def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--duration", type=int, default=4,
@@ -192,140 +181,163 @@ def main():
     ap.add_argument("--quick", action="store_true",
                     help="one pair of 1 s runs, 300 callgrind requests")
     ap.add_argument("--json", help="write the numbers there as JSON")
-    args = ap.parse_args()
-
-    def terminate(signum, frame):
-        raise SystemExit("bench-proxy: signal %d, stopping the servers"
-                         % signum)
-    signal.signal(signal.SIGTERM, terminate)
+    args = ap.parse_args(argv)
     if args.quick:
         args.pairs, args.duration, args.cg_requests = 1, 1, 300
+    return args
 
+
+def run(args):
+    """The whole workload: (Results, the report: config, runs, summary,
+    callgrind).  Prints a PASS/FAIL line per step as it goes."""
     results = Results()
-    report = {"config": vars(args).copy(), "runs": [], "callgrind": {}}
+    report = {"config": vars(args).copy(), "runs": [], "callgrind": {},
+              "label": pc.ProxyServer.LABELS[args.kind]}
     missing = [t for t in ("h2load",) + (("valgrind", "callgrind_control",
                                           "callgrind_annotate")
                                          if args.callgrind else ())
                if not shutil.which(t)]
     if missing:
-        print("FAIL  [bench] tools: missing %s (make deps)" % missing)
-        print("0 passed, 1 failed")
-        return 1
+        results.run("bench", "tools", check, False,
+                    "missing %s (make deps)" % missing)
+        return results, report
 
-    harness.make_certificate()
+    nginx_runner.certificate()
     origin = pc.Origin(ORIGIN_PORT, WORK)
     servers = {k: pc.ProxyServer(k, PORTS[k], ORIGIN_PORT, work=WORK,
                                  access_log=False)
                for k in ("stock", args.kind)}
-    mod = servers[args.kind]
     running = []
-    start = time.monotonic()
     report["loadavg_before"] = os.getloadavg()
     print("bench-proxy: conf/proxy.conf, stock vs %s, %d pairs of %d s, "
           "h2load -c %d -m %d over TLS, servers in %s; load average %.1f "
-          "(%d cores)" % (mod.label, args.pairs, args.duration, args.clients,
-                          args.streams, WORK, os.getloadavg()[0],
-                          os.cpu_count()), flush=True)
+          "(%d cores)" % (report["label"], args.pairs, args.duration,
+                          args.clients, args.streams, WORK,
+                          os.getloadavg()[0], os.cpu_count()), flush=True)
     try:
         ok = Results.run(results, "bench", "origin_and_both_proxies_start",
                          lambda: [origin.start()] + [
                              (s.start(), running.append(s))
                              for s in servers.values()])
         if ok:
-            uris = {k: uri_file(s) for k, s in servers.items()}
-            for s in servers.values():
-                run_h2load(h2load_args(uris[s.kind], args.clients,
-                                       args.streams) + ["-n", "3000"])
-
-            def pairs():
-                for i in range(args.pairs):
-                    order = ("stock", args.kind) if i % 2 == 0 \
-                        else (args.kind, "stock")
-                    pair = {}
-                    for k in order:
-                        pair[k] = measure(servers[k], uris[k], args)
-                    report["runs"].append(pair)
-                    info("pair %d: stock %.0f req/s %.1f us/req, module "
-                         "%.0f req/s %.1f us/req"
-                         % (i + 1, pair["stock"]["rps"],
-                            pair["stock"]["cpu_us_per_request"],
-                            pair[args.kind]["rps"],
-                            pair[args.kind]["cpu_us_per_request"]))
             results.run("bench", "h2load_pairs_complete_with_no_failed_"
-                        "request", pairs)
+                        "request", pairs, args, servers, report)
     finally:
         for s in running:
             s.stop()
         origin.stop()
 
-    summary = {}
     if report["runs"]:
-        for k in ("stock", args.kind):
-            rows = [p[k] for p in report["runs"]]
-            summary[k] = {
-                "rps": median([r["rps"] for r in rows]),
-                "cpu_us_per_request": median([r["cpu_us_per_request"]
-                                              for r in rows]),
-                "header_bytes_per_response": median(
-                    [r["header_bytes_per_response"] for r in rows]),
-                "space_savings": median([r["space_savings"] for r in rows]),
-            }
-        summary["paired_rps_ratio"] = median(
-            [p[args.kind]["rps"] / p["stock"]["rps"] for p in report["runs"]])
-        summary["paired_cpu_ratio"] = median(
-            [p[args.kind]["cpu_us_per_request"]
-             / p["stock"]["cpu_us_per_request"] for p in report["runs"]])
-        report["summary"] = summary
+        report["summary"] = summarize(args, report["runs"])
 
         def fewer_bytes():
-            a = summary[args.kind]["header_bytes_per_response"]
-            b = summary["stock"]["header_bytes_per_response"]
+            a = report["summary"][args.kind]["header_bytes_per_response"]
+            b = report["summary"]["stock"]["header_bytes_per_response"]
             check(a < b, "module %.1f header bytes per response, stock %.1f"
                   % (a, b))
         results.run("bench", "module_sends_fewer_header_bytes_per_response",
                     fewer_bytes)
 
     if args.callgrind and ok:
-        def cg():
-            for k in ("stock", args.kind):
-                s = pc.ProxyServer(k, PORTS[k], ORIGIN_PORT,
-                                   work=WORK / "callgrind", access_log=False)
-                origin2 = pc.Origin(ORIGIN_PORT, WORK)
-                origin2.start()
-                try:
-                    s.prefix.mkdir(parents=True, exist_ok=True)
-                    report["callgrind"][k] = callgrind(
-                        s, uri_file(s), args.cg_requests,
-                        s.prefix / "cg")
-                finally:
-                    origin2.stop()
-        results.run("bench", "callgrind_counts_instructions_per_request", cg)
+        results.run("bench", "callgrind_counts_instructions_per_request",
+                    callgrind_both, args, report)
+    return results, report
 
-    print()
-    print("| proxy (conf/proxy.conf) | req/s (median) | worker CPU us/request "
-          "| header bytes/response | h2load space savings |")
-    print("|---|---:|---:|---:|---:|")
+
+def pairs(args, servers, report):
+    """Warm-up, then the interleaved pairs (stock first in even pairs)."""
+    uris = {k: uri_file(s) for k, s in servers.items()}
+    for s in servers.values():
+        run_h2load(h2load_args(uris[s.kind], args.clients, args.streams)
+                   + ["-n", "3000"])
+    for i in range(args.pairs):
+        order = ("stock", args.kind) if i % 2 == 0 else (args.kind, "stock")
+        pair = {}
+        for k in order:
+            pair[k] = measure(servers[k], uris[k], args)
+        report["runs"].append(pair)
+        info("pair %d: stock %.0f req/s %.1f us/req, module %.0f req/s "
+             "%.1f us/req" % (i + 1, pair["stock"]["rps"],
+                              pair["stock"]["cpu_us_per_request"],
+                              pair[args.kind]["rps"],
+                              pair[args.kind]["cpu_us_per_request"]))
+
+
+def summarize(args, runs):
+    """Medians per build and the medians of the paired ratios."""
+    summary = {}
     for k in ("stock", args.kind):
+        rows = [p[k] for p in runs]
+        summary[k] = {key: median([r[key] for r in rows]) for key in
+                      ("rps", "cpu_us_per_request",
+                       "header_bytes_per_response", "space_savings")}
+    summary["paired_rps_ratio"] = median(
+        [p[args.kind]["rps"] / p["stock"]["rps"] for p in runs])
+    summary["paired_cpu_ratio"] = median(
+        [p[args.kind]["cpu_us_per_request"]
+         / p["stock"]["cpu_us_per_request"] for p in runs])
+    return summary
+
+
+def callgrind_both(args, report):
+    for k in ("stock", args.kind):
+        s = pc.ProxyServer(k, PORTS[k], ORIGIN_PORT,
+                           work=WORK / "callgrind", access_log=False)
+        origin = pc.Origin(ORIGIN_PORT, WORK)
+        origin.start()
+        try:
+            s.prefix.mkdir(parents=True, exist_ok=True)
+            report["callgrind"][k] = callgrind(s, uri_file(s),
+                                               args.cg_requests,
+                                               s.prefix / "cg")
+        finally:
+            origin.stop()
+
+
+def markdown(report):
+    """The report's tables (make bench-proxy prints them, make bench's
+    REPORT.md holds them)."""
+    cfg, summary = report["config"], report.get("summary", {})
+    kind = cfg["kind"]
+    out = ["| proxy (conf/proxy.conf) | req/s (median) | worker CPU "
+           "us/request | header bytes/response | h2load space savings |",
+           "|---|---:|---:|---:|---:|"]
+    for k in ("stock", kind):
         if k in summary:
             s = summary[k]
-            print("| %s | %.0f | %.1f | %.1f | %.1f%% |"
-                  % ("stock" if k == "stock" else mod.label + " (module)",
-                     s["rps"], s["cpu_us_per_request"],
-                     s["header_bytes_per_response"], s["space_savings"]))
+            out.append("| %s | %.0f | %.1f | %.1f | %.1f%% |"
+                       % ("stock" if k == "stock"
+                          else report["label"] + " (module)",
+                          s["rps"], s["cpu_us_per_request"],
+                          s["header_bytes_per_response"], s["space_savings"]))
     if summary:
-        print("\nmodule/stock, median of %d interleaved pairs: req/s %.3f, "
-              "worker CPU per request %.3f"
-              % (len(report["runs"]), summary["paired_rps_ratio"],
-                 summary["paired_cpu_ratio"]))
+        out += ["", "module/stock, median of %d interleaved pairs: req/s "
+                "%.3f, worker CPU per request %.3f"
+                % (len(report["runs"]), summary["paired_rps_ratio"],
+                   summary["paired_cpu_ratio"])]
     if report["callgrind"]:
-        print("\n| callgrind, %d requests | instructions/request (nginx) | "
-              "in ngx_http_v2_header_filter |" % args.cg_requests)
-        print("|---|---:|---:|")
+        out += ["", "| callgrind, %d requests | instructions/request "
+                "(nginx) | in ngx_http_v2_header_filter |"
+                % cfg["cg_requests"], "|---|---:|---:|"]
         for k, c in report["callgrind"].items():
-            print("| %s | %.0f | %s |" % (
+            out.append("| %s | %.0f | %s |" % (
                 k, c["ir_per_request"],
                 "%.0f" % c["header_filter_ir_per_request"]
                 if c["header_filter_ir_per_request"] else "?"))
+    return out
+
+
+def main():
+    args = parse_args()
+
+    def terminate(signum, frame):
+        raise SystemExit("bench-proxy: signal %d, stopping the servers"
+                         % signum)
+    signal.signal(signal.SIGTERM, terminate)
+    start = time.monotonic()
+    results, report = run(args)
+    print()
+    print("\n".join(markdown(report)))
     print()
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)

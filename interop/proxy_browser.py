@@ -43,6 +43,7 @@ import sys
 import time
 
 import harness
+import nginx_runner
 from harness import Failure, Results, check, info
 import proxy_common as pc
 
@@ -342,7 +343,7 @@ def main():
               "here: %s" % why, flush=True)
         print(results.summary(), flush=True)
         return 0
-    harness.make_certificate()
+    nginx_runner.certificate()
     origin = pc.Origin(ORIGIN_PORT, WORK)
     servers = {k: pc.ProxyServer(k, port, ORIGIN_PORT, work=WORK)
                for k, port in PORTS.items()}

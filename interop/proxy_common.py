@@ -3,21 +3,21 @@ share: the origin (interop/upstream.py as a process), nginx proxies made
 from conf/proxy.conf, what a client must see of an origin response after
 nginx, and a parse of HPACK representations off the wire.
 
-The servers reuse interop/harness.py's Server (start in the foreground,
-stop on exit, stale masters, logs); only the configuration differs: it is
-conf/proxy.conf itself with ports, paths and table size substituted.
+The servers reuse interop/harness.py's Server (nginx_runner.py: start in
+the foreground, stop on exit, stale masters, ports, logs); only the
+configuration differs: it is conf/proxy.conf itself with ports, paths and
+table size substituted.
 """
 
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import harness
+import nginx_runner
 from harness import Failure, Results, Server
 
 HERE = Path(__file__).resolve().parent
@@ -33,32 +33,6 @@ CONF_NEVER_INDEX = ("x-api-key", "x-secret-token")
 
 # ------------------------------------------------------------ the origin
 
-def port_free(port):
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    # a listener makes bind fail; TIME_WAIT of an earlier run does not
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        s.bind(("127.0.0.1", port))
-        return True
-    except OSError:
-        return False
-    finally:
-        s.close()
-
-
-def wait_port(port, proc=None, timeout=10):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            return False
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            return True
-        except OSError:
-            time.sleep(0.05)
-    return False
-
-
 class Origin:
     """interop/upstream.py in its own process."""
 
@@ -70,14 +44,14 @@ class Origin:
     def _stop_stale(self):
         """An origin left by a run that was killed hard: same script, same
         port, its pid in our pid file."""
-        harness.stop_stale(self.pid_path, HERE / "upstream.py",
+        nginx_runner.stop_stale(self.pid_path, HERE / "upstream.py",
                            "\0%d\0" % self.port)
 
     def start(self):
         self.pid_path = self.log_path.with_suffix(".pid")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._stop_stale()
-        if not port_free(self.port):
+        if not nginx_runner.port_free(self.port):
             raise Failure("127.0.0.1:%d is taken: another run of the proxy "
                           "tests, or something else, listens there"
                           % self.port)
@@ -87,7 +61,7 @@ class Origin:
              str(self.port)], stdout=self.log, stderr=subprocess.STDOUT,
             start_new_session=True)
         self.pid_path.write_text(str(self.proc.pid))
-        if not wait_port(self.port, self.proc):
+        if not nginx_runner.wait_port(self.port, self.proc):
             raise Failure("the origin (interop/upstream.py) did not start: "
                           + self.log_path.read_text()[-1000:])
 
@@ -148,7 +122,6 @@ class ProxyServer(Server):
         self.name = "proxy-" + kind
         self.label = self.LABELS[kind]
         self.prefix = Path(work) / kind
-        self.conf = self.prefix / "conf" / "nginx.conf"
 
     @property
     def has_module(self):
@@ -175,9 +148,8 @@ class ProxyServer(Server):
                     "load_module  %s;" % self.module if self.has_module
                     else "# (stock: no module)")
         text = _sub(text, r"^worker_processes\s+\d+;",
-                    "worker_processes  %d;%s" % (
-                        self.workers,
-                        "\nuser  root root;" if os.geteuid() == 0 else ""))
+                    "worker_processes  %d;\n%s" % (
+                        self.workers, nginx_runner.user_directive()))
         # the harness's names for the logs and the pid file
         text = _sub(text, r"^error_log\s+logs/proxy-error\.log\s+notice;",
                     "error_log  logs/error.log  info;")
@@ -191,7 +163,7 @@ class ProxyServer(Server):
         text = _sub(text, r"listen\s+127\.0\.0\.1:8445 ssl;", listen)
         text = _sub(text, r"server\s+127\.0\.0\.1:8090;",
                     "server     127.0.0.1:%d;" % self.origin_port)
-        text = _sub(text, r"\.\./build/tls/", str(harness.TLS_DIR) + "/",
+        text = _sub(text, r"\.\./build/tls/", str(nginx_runner.TLS_DIR) + "/",
                     count=2)
         if self.has_module:
             text = _sub(text, r"^(\s*)hpack_table_size\s+\d+;",
@@ -199,22 +171,7 @@ class ProxyServer(Server):
         else:
             text = _sub(text, r"^\s*hpack(_\w+)?\s[^;]*;\n", "", count=0)
             text = _sub(text, r"\$hpack_\w+", "-", count=0)
-        for d in ("conf", "logs"):
-            (self.prefix / d).mkdir(parents=True, exist_ok=True)
-        self.conf.write_text(text)
-
-    def _accepts(self):
-        return harness.ports_accept(
-            [self.tls_port] + ([self.h2c_port] if self.h2c_port else []))
-
-    def start(self):
-        ports = [self.tls_port] + ([self.h2c_port] if self.h2c_port else [])
-        self._stop_stale()
-        for port in ports:
-            if not port_free(port):
-                raise Failure("127.0.0.1:%d is taken: another run of the "
-                              "proxy tests, or something else" % port)
-        super().start()
+        self.write_conf(text)
 
     def access_records(self):
         """The access log as dicts: connection, requests, request, status,

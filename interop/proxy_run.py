@@ -44,7 +44,7 @@ import signal
 import sys
 import time
 
-import harness
+import nginx_runner
 from harness import Filtered, Results, no_crash_or_alert
 import proxy_cases
 import proxy_common as pc
@@ -71,7 +71,7 @@ def main():
               % " ".join(missing))
         print("0 passed, 1 failed", flush=True)
         return 1
-    harness.make_certificate()
+    nginx_runner.certificate()
     origin = pc.Origin(ORIGIN_PORT, pc.PROXY_WORK)
     servers = {k: pc.ProxyServer(k, port, ORIGIN_PORT)
                for k, port in PORTS.items()}

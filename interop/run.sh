@@ -18,13 +18,14 @@
 # end, also on failure, Ctrl-C or timeout.
 set -euo pipefail
 
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=scripts/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
 
 missing=()
 for tool in nghttp h2load curl openssl ps timeout; do
     command -v "$tool" > /dev/null || missing+=("$tool")
 done
-/usr/bin/python3 -c 'import h2, hpack, hyperframe' 2> /dev/null \
+"$python" -c 'import h2, hpack, hyperframe' 2> /dev/null \
     || missing+=("python3-h2 (for /usr/bin/python3)")
 if [ "${#missing[@]}" -gt 0 ]; then
     echo "interop: missing ${missing[*]} (make deps installs them)" >&2
@@ -35,7 +36,7 @@ fi
 # SIGTERM lets the harness stop its servers before it exits.
 run() {
     timeout --kill-after=30 900 \
-        /usr/bin/python3 "$repo/interop/run_interop.py" "$@"
+        "$python" "$repo/interop/run_interop.py" "$@"
 }
 
 if [ "${1:-}" != --asan ]; then
@@ -51,8 +52,6 @@ fi
 # with no connection left open.  Then sanitizer_reports.py shows every
 # report and fails on any error and on any leak of a worker with a frame
 # of the product (its docstring says why leaks are judged so).
-build="${BUILD:-build}"
-case "$build" in /*) ;; *) build="$repo/$build" ;; esac
 reports="$build/interop/sanitizer"
 rm -rf "$reports"
 mkdir -p "$reports"
@@ -65,6 +64,6 @@ export ASAN_OPTIONS="log_path=$reports/san:halt_on_error=1:detect_leaks=1:exitco
 export UBSAN_OPTIONS="halt_on_error=${UBSAN_HALT:-1}:print_stacktrace=1:suppressions=$repo/interop/ubsan.supp"
 rc=0
 run "$@" || rc=$?
-/usr/bin/python3 "$repo/interop/sanitizer_reports.py" "$reports" \
+"$python" "$repo/interop/sanitizer_reports.py" "$reports" \
     "$build"/interop/1.26.3-{on,small,off,nomod}/logs/error.log || rc=1
 exit "$rc"

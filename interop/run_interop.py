@@ -25,6 +25,7 @@ import sys
 import time
 
 import harness
+import nginx_runner
 from harness import Filtered, Results, Server, no_crash_or_alert
 
 import cases_clients
@@ -72,12 +73,12 @@ def main():
         harness.INSTALLS["hpack"] = "nginx-hpack-asan"
         harness.SANITIZED = True
         # workers close their connections, then exit (LeakSanitizer runs)
-        harness.STOP_SIGNAL = signal.SIGQUIT
-        harness.STOP_WAIT = 60
+        Server.stop_signal = signal.SIGQUIT
+        Server.stop_timeout = 60
         suites = tuple(s for s in suites if s not in ASAN_SKIP)
         print("interop: sanitizer build; left out: %s" % ", ".join(ASAN_SKIP))
     start = time.monotonic()
-    harness.make_certificate()
+    nginx_runner.certificate()
 
     # ports: 1.26.3 from 18080/18443, 1.22.1 from 18090/18453, the
     # sanitizer build from 18100/18463 (it may run beside the others)

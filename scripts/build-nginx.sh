@@ -47,10 +47,9 @@ prefix="$3"
 
 case "$variant" in stock|hpack) ;; *) usage ;; esac
 
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${BUILD:-build}"
-case "$build" in /*) ;; *) build="$repo/$build" ;; esac
-case "$prefix" in /*) ;; *) prefix="$(pwd)/$prefix" ;; esac
+# shellcheck source=scripts/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+prefix="$(absolute "$prefix")"
 
 cc_opt="${NGINX_CC_OPT:--O2 -g}"
 ld_opt=

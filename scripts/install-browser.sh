@@ -13,9 +13,8 @@
 # turns that line into its SKIP reason.
 set -euo pipefail
 
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${BUILD:-build}"
-case "$build" in /*) ;; *) build="$repo/$build" ;; esac
+# shellcheck source=scripts/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 node_dir="$build/node"
 # A version known to drive Debian 12's chromium (CDP only, no bundled browser).
 playwright_version="${PLAYWRIGHT_CORE_VERSION:-1.65.1}"

@@ -40,9 +40,8 @@ case "$version" in
         exit 1 ;;
 esac
 
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${BUILD:-build}"
-case "$build" in /*) ;; *) build="$repo/$build" ;; esac
+# shellcheck source=scripts/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cache="$build/src"
 tree="$cache/nginx-$version"
 tarball="$cache/nginx_$version.orig.tar.gz"

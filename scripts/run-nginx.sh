@@ -17,12 +17,14 @@
 #   --conf FILE        another configuration
 #
 # The self-signed certificate for the TLS port is made on first use in
-# build/tls/ (cert.pem, key.pem; CN=localhost, SAN localhost and 127.0.0.1).
+# build/tls/ (cert.pem, key.pem; ECDSA P-256, CN=localhost, SAN localhost
+# and 127.0.0.1) by interop/nginx_runner.py, as for the tests.  Before
+# nginx starts, the script says where it serves, where its logs are and
+# how to stop it (on stderr).
 set -euo pipefail
 
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${BUILD:-build}"
-case "$build" in /*) ;; *) build="$repo/$build" ;; esac
+# shellcheck source=scripts/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 variant=hpack
 version=1.26.3
@@ -41,19 +43,20 @@ while [ $# -gt 0 ]; do
         --foreground) action=foreground ;;
         --stop)       action=stop ;;
         --test)       action=test ;;
-        -h|--help)    sed -n '2,22p' "$0"; exit 0 ;;
+        -h|--help)    sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
         *) echo "run-nginx: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
 done
 
+prefix_given="$prefix" conf_given="$conf"
 if [ -z "$prefix" ]; then
     case "$version" in
         1.26.3) prefix="$build/nginx-$variant" ;;
         *)      prefix="$build/nginx-$version-$variant" ;;
     esac
 fi
-case "$prefix" in /*) ;; *) prefix="$(pwd)/$prefix" ;; esac
+prefix="$(absolute "$prefix")"
 
 if [ -z "$conf" ]; then
     if [ "$variant" = stock ]; then
@@ -62,7 +65,14 @@ if [ -z "$conf" ]; then
         conf="$repo/conf/nginx.conf"
     fi
 fi
-case "$conf" in /*) ;; *) conf="$(pwd)/$conf" ;; esac
+conf="$(absolute "$conf")"
+
+# the options that name this server again (for --stop)
+options=()
+[ "$variant" = hpack ] || options+=(--stock)
+[ "$version" = 1.26.3 ] || options+=(--version "$version")
+[ -z "$prefix_given" ] || options+=(--prefix "$prefix")
+[ -z "$conf_given" ] || options+=(--conf "$conf")
 
 nginx="$prefix/sbin/nginx"
 if [ ! -x "$nginx" ]; then
@@ -70,17 +80,7 @@ if [ ! -x "$nginx" ]; then
     exit 1
 fi
 
-# the certificate
-tls="$build/tls"
-if [ ! -f "$tls/cert.pem" ] || [ ! -f "$tls/key.pem" ]; then
-    mkdir -p "$tls"
-    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 \
-        -subj "/CN=localhost" \
-        -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
-        -keyout "$tls/key.pem" -out "$tls/cert.pem" 2>/dev/null
-    chmod 644 "$tls/cert.pem"
-    echo "run-nginx: made $tls/cert.pem" >&2
-fi
+tls="$(BUILD="$build" "$python" "$repo/interop/nginx_runner.py" certificate)"
 
 # The configuration as nginx sees it: as is for 1.26, or rewritten for the
 # 1.22 syntax (no "http2 on;"), with the certificate path made absolute.
@@ -99,14 +99,57 @@ esac
 mkdir -p "$prefix/logs"
 pidfile="$prefix/logs/nginx.pid"
 
+# ports 1: the ports of the listen lines with "ssl" (TLS); ports 0: without
+ports() {
+    awk -v tls="$1" '$1 == "listen" {
+        port = $2; sub(/^.*:/, "", port); sub(/;$/, "", port)
+        if (($0 ~ /[ \t]ssl[ \t;]/) == tls) print port }' "$conf"
+}
+
+# prefix-relative paths of the configuration made absolute
+in_prefix() {
+    case "$1" in /*) echo "$1" ;; *) echo "$prefix/$1" ;; esac
+}
+
+# where nginx serves, its logs and the hpack variables, and how to stop it
+announce() {
+    local p log format stop
+    for p in $(ports 0); do
+        echo "run-nginx: h2c  curl --http2-prior-knowledge http://127.0.0.1:$p/"
+    done
+    for p in $(ports 1); do
+        echo "run-nginx: TLS  curl --http2 -k https://127.0.0.1:$p/" \
+             "(self-signed: $tls/cert.pem)"
+    done
+    log="$(sed -n 's/^ *error_log  *\([^ ;]*\).*/\1/p' "$conf" | head -1)"
+    echo "run-nginx: error log   $(in_prefix "${log:-logs/error.log}")"
+    read -r log format < <(sed -n \
+        's/^ *access_log  *\([^ ;]*\)  *\([^ ;]*\);.*/\1 \2/p' "$conf" | head -1)
+    if [ -n "${log:-}" ]; then
+        echo "run-nginx: access log  $(in_prefix "$log")" \
+             "(log_format $format of $conf)"
+    fi
+    if grep -qF "\$hpack_" "$conf"; then
+        echo "run-nginx: the \$hpack_* variables in it: docs/DIRECTIVES.md"
+    fi
+    stop="scripts/run-nginx.sh ${options[*]:+${options[*]} }--stop"
+    [ "$build" = "$repo/build" ] || stop="BUILD=$build $stop"
+    case "$1" in
+        foreground) echo "run-nginx: stop: Ctrl-C, or $stop" ;;
+        *)          echo "run-nginx: stop: $stop" ;;
+    esac
+}
+
 case "$action" in
     test)
         exec "$nginx" -p "$prefix/" -c "$conf" -t
         ;;
     foreground)
+        announce foreground >&2
         exec "$nginx" -p "$prefix/" -c "$conf" -g 'daemon off;'
         ;;
     background)
+        announce background >&2
         "$nginx" -p "$prefix/" -c "$conf"
         for _ in $(seq 50); do
             [ -s "$pidfile" ] && break

@@ -6,8 +6,10 @@
 # when any test or stage failed.
 set -uo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-logs="${BUILD:-build}/test-logs"
+# shellcheck source=scripts/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$repo" || exit 1
+logs="$build/test-logs"
 mkdir -p "$logs"
 
 passed=0 failed=0 skipped=0 broken=()

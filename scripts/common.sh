@@ -1,0 +1,19 @@
+# shellcheck shell=bash
+# Sourced by the repository's shell scripts for what they all start with:
+#
+#   repo    the repository's root (this file's parent directory's parent)
+#   build   $BUILD (default build) as an absolute path; a relative BUILD is
+#           taken from the repository's root, as the Makefile does
+#   python  /usr/bin/python3: Debian's, where make deps installs python3-h2
+#           and matplotlib
+#
+#   absolute PATH   prints PATH made absolute against the working directory
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${BUILD:-build}"
+case "$build" in /*) ;; *) build="$repo/$build" ;; esac
+# shellcheck disable=SC2034
+python=/usr/bin/python3
+
+absolute() {
+    case "$1" in /*) echo "$1" ;; *) echo "$(pwd)/$1" ;; esac
+}
