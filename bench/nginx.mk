@@ -22,14 +22,13 @@ NGX_BENCH_SHOWN  := make bench$(if $(filter 1,$(QUICK)), QUICK=1)$(if \
 # Every workload over h2c and TLS, 9 A/B pairs, callgrind, the report and
 # plots in bench/results/<date>/ (about 8 minutes); QUICK=1: h2c, 2 pairs,
 # few requests, into build/bench/nginx/quick/ (under a minute).  The
-# reverse-proxy workload (interop/proxy_bench.py) follows, with its own
-# table: req/s, worker CPU, header bytes per response, and instructions per
-# request under callgrind.
+# script's last phase is the reverse-proxy workload (interop/proxy_bench.py),
+# kept in the same report: req/s, worker CPU, header bytes per response, and
+# instructions per request under callgrind.
 ## the module against stock nginx: h2load A/B pairs, callgrind, report (QUICK=1: smoke)
 bench: deps nginx-1.26
 	BUILD=$(BUILD) $(NGX_BENCH) $(NGX_BENCH_FLAGS) \
 	    --command "$(NGX_BENCH_SHOWN)"
-	$(MAKE) --no-print-directory bench-proxy
 
 ## instructions per request only, module against stock
 bench-callgrind: deps nginx-1.26

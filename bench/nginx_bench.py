@@ -613,7 +613,7 @@ def environment(args, cfg):
         pass
     codec = subprocess.run(
         "cat codec/src/*.cc codec/src/*.h codec/src/*.inc "
-        "codec/include/hpack.h module/*.c module/patches/*.patch "
+        "codec/include/hpack.h module/*.c module/*.h module/patches/*.patch "
         "2>/dev/null | sha256sum | cut -c1-12", shell=True, cwd=REPO,
         capture_output=True, text=True).stdout.strip()
     return {

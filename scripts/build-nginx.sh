@@ -132,7 +132,9 @@ fi
 # shellcheck disable=SC2206
 args+=(${NGINX_CONFIGURE_EXTRA:-})
 
+# the module's config lists its sources: a change to it reconfigures
 configured="configure ${args[*]}"
+[ "$variant" = stock ] || configured="$configured config=$(sha256sum < "$repo/config" | cut -c1-16)"
 if [ ! -f "$work/objs/Makefile" ] || [ "$(sed -n 2p "$stamp")" != "$configured" ]; then
     echo "build-nginx: configuring nginx $version ($variant)" >&2
     (cd "$work" && ./configure "${args[@]}" > objs.configure.log 2>&1) || {
