@@ -57,7 +57,8 @@ BENCH_SHIM_HDRS  := $(wildcard bench/nginx_huff_shim/*.h)
 # first, behind bench/refs_start.c (page-aligned), so that their code lies
 # at the same place in its pages whatever the codec and the benchmark's own
 # code: otherwise a change of ours that moves them by a few octets changes
-# their times by several percent.
+# their times by several percent (docs/DESIGN.md, "Measurements that
+# decided": "Build: the benchmark's reference codecs linked first").
 BENCH_REFS       := $(BENCH_DIR)/refs_start.o $(BENCH_NGX_OBJS) \
                     -Wl,-Bstatic,--whole-archive -lnghttp2 -Wl,--no-whole-archive,-Bdynamic
 BENCH_LIBS       := -lbenchmark -lpthread

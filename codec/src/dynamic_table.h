@@ -32,8 +32,8 @@ namespace hpack {
 // before Extra): a name pointer and two 32-bit lengths; the encoder's.  A
 // field image (32): name, name length, value, value length, laid out as
 // the first members of hpack_field_t, so that the decoder copies them into
-// a field as one block (DESIGN.md, "Measurements that decided": "decoder:
-// the descriptor as a field image"), and the decoder's descriptor is 64
+// a field as one block (DESIGN.md, "Measurements that decided": "Decoder
+// and table: the decoder's descriptor as a field image"), and the decoder's descriptor is 64
 // octets, which the ring addresses with one shift.
 template <class Extra, bool FieldImage>
 struct TableEntry;
@@ -187,7 +187,8 @@ public:
     // Inlined into its callers (the decoder's field parser, the encoder's
     // indexing), where GCC would keep it a call, with its frame and the
     // parser's state saved around it (DESIGN.md, "Measurements that
-    // decided": "table: `DynamicTable::insert()` inlined into its callers").
+    // decided": "Decoder and table: `DynamicTable::insert()` inlined into
+    // its callers").
     HPACK_INLINE Entry* insert(const uint8_t* name, size_t name_len,
                                const uint8_t* value, size_t value_len,
                                uint32_t* evicted) {
@@ -227,8 +228,8 @@ private:
     // no wrap: the decoder's run of indexed fields keeps one pointer for
     // the table instead of the ring, its mask and the newest id (which GCC
     // keeps on the stack), and a dynamic field of the run takes fewer
-    // instructions (DESIGN.md, "Measurements that decided": "decoder:
-    // descriptors in a window, newest first").  The price is memory: the
+    // instructions (DESIGN.md, "Measurements that decided": "Decoder and
+    // table: descriptors in a window, newest first").  The price is memory: the
     // window for a table of 4096 octets is 192 descriptors, 12 KiB, where
     // a ring takes 8.
     uint64_t slot(uint64_t id) const { return slot_in(id, base_, ring_mask_); }
@@ -267,7 +268,7 @@ private:
     // Every entry takes at least 32 octets.
     static size_t ring_capacity_for(size_t max_size) {
         // The smallest power of two >= max_size / 32, without a loop
-        // (DESIGN.md, "Measurements that decided": "encoder: the ring
+        // (DESIGN.md, "Measurements that decided": "Encoder: the ring
         // capacity with `clz`").
         const unsigned long long n = max_size / HPACK_ENTRY_OVERHEAD;
         return n <= 1 ? 1 : size_t{1} << (64 - __builtin_clzll(n - 1));

@@ -61,7 +61,7 @@ using EncoderTable = DynamicTable<IndexLinks>;
 // The heads of hash chains: the newest id of each, kNoId for none.  A head
 // is read only once written, as a bit beside it says, so that a new
 // encoder clears the bits instead of the 2.5 KiB of heads (DESIGN.md,
-// "Measurements that decided": "encoder: chain heads, history slots and
+// "Measurements that decided": "Encoder: chain heads, history slots and
 // hints read only once a bit says they were written").
 class ChainHeads {
 public:
@@ -316,7 +316,7 @@ void hpack_encoder::link_nv(uint64_t id, uint64_t nv_hash) {
 // chain can no longer reach it, which most never do: the index is for
 // names with many values, and a new connection's fields are then entered
 // without hashing or linking their values (DESIGN.md, "Measurements that
-// decided": "encoder: an entry enters the name+value index only when the
+// decided": "Encoder: an entry enters the name+value index only when the
 // walk can no longer reach it").  It is reached when kNameWalk newer
 // entries share its chain, and the walk that precedes each insertion met
 // the entry that the insertion pushes out of reach (NameWalk::last).
@@ -607,7 +607,7 @@ HPACK_API int hpack_encode(hpack_encoder_t* enc, const hpack_header_t* headers, 
     const size_t hinted = n < kHints ? n : kHints;
     // The hint is a local: through a reference into the encoder, it is
     // reloaded after every octet written (DESIGN.md, "Measurements that
-    // decided": "encoder: the field's hint a local").
+    // decided": "Encoder: the field's hint a local copy").
     for (size_t i = 0; i < hinted; ++i) {
         uint64_t hint = (enc->hints_written >> i) & 1 ? enc->hints[i] : 0;
         p = enc->encode_field(headers[i], p, hint);

@@ -12,8 +12,8 @@
 // Each lookup needs the bit count of the previous one, so one position runs
 // at the latency of a load and two shifts per lookup; strings of
 // kSplitMinOctets (112) and more are decoded from two positions at once
-// (see decode_split(); DESIGN.md, "Measurements that decided": "Huffman:
-// two decoding positions from 112 coded octets"), and from
+// (see decode_split(); DESIGN.md, "Measurements that decided": "Huffman
+// decode: two positions from 112 coded octets"), and from
 // kSplit3MinOctets (1280) on from three (huffman_decode_long.cc).  The decoder
 // hands a header block's strings over together (huffman_decode_many()),
 // and they are decoded three at a time, in three lanes.
@@ -209,8 +209,8 @@ HPACK_INLINE bool decode_split(Stream& a, const uint8_t* src, size_t n,
 // strings run out, the two that three lanes leave finish one after the
 // other (decode_to_end()): two lanes for their rests, a second function
 // with its own entry and exit, take more than they save (DESIGN.md,
-// "Measurements that decided": "decoder: the two strings that three lanes
-// leave finish one after the other").  A lane
+// "Measurements that decided": "Huffman decode: the two strings three
+// lanes leave finish one after the other").  A lane
 // reads its last octets as decode_to_end() does (load_tail(): ones past
 // the end), so its groups run on into the implied ones and stop there:
 // each string's end is judged as in decode_to_end(), and the other lanes
@@ -270,10 +270,10 @@ struct Lanes {
 // In step, because each lookup waits on the one before it in its lane:
 // lane after lane, a group's lookups are a chain of about 60 instructions
 // and the next lane's can start only as far ahead as the processor looks
-// (DESIGN.md, "Measurements that decided": "decoder: the lanes' lookups in
-// step").  A lane's state is a position (Lane): three values a lane
-// between rounds, so that GCC keeps a group's sum in a register ("decoder:
-// a lane as a position from its string's end").  Letting the other lanes
+// (DESIGN.md, "Measurements that decided": "Huffman decode: the lanes'
+// lookups in step").  A lane's state is a position (Lane): three values a lane
+// between rounds, so that GCC keeps a group's sum in a register ("Huffman
+// decode: a lane as a position from its string's end").  Letting the other lanes
 // finish their groups when one stopped (a loop of lookups from where each
 // was) costs more than it saves.
 template <size_t N>
@@ -319,8 +319,7 @@ HPACK_INLINE void decode_lanes_body(Lanes<N>& t, LaneQueue& q) {
     }
     // Lane by lane: through an array of the lanes' addresses, GCC stores
     // them to the stack to read them back (DESIGN.md, "Measurements that
-    // decided": "Huffman: the lanes handed back to their streams one by
-    // one").
+    // decided": "Huffman decode: the lanes handed back one by one").
     const auto give_back = [&](size_t k, const Lane& l, HuffmanJob* j) {
         t.j[k] = j;
         t.s[k] = stream_of(l, *j, k == slow ? kDecodeLinkShift : kDecodeRootShift);
@@ -382,8 +381,8 @@ HPACK_INLINE void decode_many(HuffmanJob* jobs, const uint8_t* order, size_t cou
     }
     if (count >= 3) {
         run_lanes(three, q, decode_lanes3);
-        // The two left, one after the other, unrolled ("Huffman: the lanes
-        // handed back to their streams one by one" in DESIGN.md).
+        // The two left, one after the other, unrolled ("Huffman decode: the
+        // lanes handed back one by one" in DESIGN.md).
 #pragma GCC unroll 2
         for (size_t k = 0; k < 2; ++k) {
             HuffmanJob* const j = three.j[k];
@@ -408,8 +407,8 @@ HPACK_INLINE void decode_many(HuffmanJob* jobs, const uint8_t* order, size_t cou
 // much padding), with nothing to keep: the path for any length decodes
 // the string again from its start.  huffman_decode() tries it before
 // choosing an instruction set, whose functions carry the long strings'
-// frame (DESIGN.md, "Measurements that decided": "Huffman: strings under
-// 8 coded octets as one lane of `kLane`").  A
+// frame (DESIGN.md, "Measurements that decided": "Huffman decode: strings
+// under 8 coded octets as one lane of `kLane`").  A
 // header block's short names and values go this way one by one; the
 // batch's lanes take strings of 8 octets and more (kPreMinOctets).
 constexpr size_t kShortOctets = 8;

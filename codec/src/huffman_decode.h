@@ -44,7 +44,7 @@ alignas(64) inline constexpr DecodeTable kDecode = assemble_decode_table();
 // taken out of each entry, nor checked after each group.  A link (a
 // window of eight ones) stops the group, and lane_stop() takes it out of
 // line: a long code, or the string's end (DESIGN.md, "Measurements that
-// decided": "decoder: three lanes on `kLane`").
+// decided": "Huffman decode: three lanes on `kLane`").
 //
 // kLane's entries: the bits consumed in bits 0-5, alone; 8 times the
 // symbol count in bits 8-15 (0, 8 or 16); the symbols in bits 16-31,
@@ -200,8 +200,8 @@ HPACK_INLINE void apply(Stream& s, uint32_t e, unsigned bits) {
 // symbols (8 at most) go out with one 8-octet store: with a 4-octet store
 // per lookup, the speed of two positions at once depends on the output
 // buffer's address modulo 4096, loads held back behind stores they might
-// alias (DESIGN.md, "Measurements that decided": "Huffman: a group's
-// symbols in one 8-octet store").
+// alias (DESIGN.md, "Measurements that decided": "Huffman decode: one
+// 8-octet store of a group's symbols").
 static_assert(3 * kDecodeMaxConsumed + (64 - kDecodeLinkShift) <= 56
                   && 4 * kDecodeMaxConsumed < 64,
               "one refill covers a group; the sums stay apart");
@@ -392,7 +392,7 @@ HPACK_INLINE ptrdiff_t decode_to_end(Stream s, const uint8_t* src, size_t n,
 // B's window runs beside A's groups (decode_head()), so the only serial
 // parts are A's search for the join and the ends, and two positions pay
 // from kSplitMinOctets on (DESIGN.md, "Measurements that decided":
-// "Huffman: two decoding positions from 112 coded octets").
+// "Huffman decode: two positions from 112 coded octets").
 
 constexpr size_t kSplitMinOctets = kHuffmanSplitMinOctets;
 constexpr size_t kSplit3MinOctets = kHuffmanSplit3MinOctets;
@@ -435,8 +435,8 @@ struct Pair {
 // state kept on the stack instead (the window shift, the ends, the octet
 // index beside the input pointer) puts loads of the stack on the lookups'
 // path, slower at some stack and buffer addresses and not at others
-// (DESIGN.md, "Measurements that decided": "Huffman: the two-position
-// decode loop's state in registers").  So a position here is a window, an
+// (DESIGN.md, "Measurements that decided": "Huffman decode: the
+// two-position loop's state in registers").  So a position here is a window, an
 // input pointer, an output pointer and a bit count, every group starts at
 // the root (unlink() below: the shift of a link is not carried to the next
 // group), and the ends are checked once per run of groups that cannot
@@ -692,8 +692,8 @@ HPACK_INLINE unsigned lane_symbols(size_t index) {
 // Where a lookup's symbols go in `out`: bits 8-13 of the group's sum, as a
 // rotate, which BMI2 does in one instruction (rorx) where a shift takes a
 // copy and a shift; the shift that uses it reads only its low 6 bits
-// (DESIGN.md, "Measurements that decided": "Huffman: a lane's symbol place
-// (bits 8-13 of the group's sum) as a rotate").
+// (DESIGN.md, "Measurements that decided": "Huffman decode: a lane's
+// symbol place as a rotate").
 HPACK_INLINE unsigned lane_place(unsigned sum) {
     return ((sum >> 8) | (sum << 24)) & 63;
 }

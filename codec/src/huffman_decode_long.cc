@@ -17,8 +17,8 @@ namespace {
 // lanes are named one by one rather than referred to, the heads are
 // recorded in the lanes rather than in passes of two positions, and the
 // lanes look up kLane rather than kDecode: each the faster (DESIGN.md,
-// "Measurements that decided": "Huffman: three decoding positions from
-// 1,280 coded octets").
+// "Measurements that decided": "Huffman decode: three positions from 1,280
+// coded octets").
 
 // The heads of B and C, recorded by the lanes: the later position's
 // first bit, where its lookups ended in its first kSyncBits bits (as

@@ -105,8 +105,8 @@ HPACK_INLINE void encode_each(EncodeState& st, const uint8_t* s, int count) {
 // the position and the last code put, whose last bits are the octet under
 // way (a group has at least 20 bits, the octet under way at most 7): no
 // accumulator is shifted, and one position's bookkeeping serves two
-// groups (DESIGN.md, "Measurements that decided": "Huffman: sparse text
-// sixteen symbols a turn").
+// groups (DESIGN.md, "Measurements that decided": "Huffman encode: sparse
+// text sixteen symbols a turn").
 //
 // On x86-64 the position is a bit address, the output pointer times 8 plus
 // the bits of the octet under way (user-space addresses stay below 2^57,
@@ -152,8 +152,8 @@ HPACK_INLINE EncodeState to_octets(const GroupState& g) {
 // position it starts at (fits_two()), not of the worst one (kPutMaxBits):
 // fewer of its turns go through the accumulator, and the dense loop, whose
 // groups of four rarely need it, keeps the plain limit, which costs it
-// fewer instructions (DESIGN.md, "Measurements that decided": "Huffman:
-// the group loop's position as a bit address").  The second
+// fewer instructions (DESIGN.md, "Measurements that decided": "Huffman
+// encode: the group loop's position as a bit address").  The second
 // code starts in the first store at bit 20..63 and what does not fit goes
 // to the second store.  It becomes the last code put, which the next turn
 // shifts left by its length less the bits of the octet under way: 63 bits
@@ -211,7 +211,7 @@ namespace {
 // 576 KiB, of which header text reads a few hundred lines and random
 // printable text about 80 KiB; the price of the size, measured with the
 // table pushed out to L3 first, is in DESIGN.md ("Measurements that
-// decided": "Huffman: the pair table stays").
+// decided": "Huffman encode: codes looked up two octets at a time").
 struct PairTable {
     uint64_t code[65536];
     uint8_t  bits[65536];
@@ -295,8 +295,9 @@ HPACK_INLINE bool is_dense(unsigned misses, size_t done) {
 // Sixteen symbols whose groups of eight do not fit put_two().  Out
 // of line, so that the group loop keeps nothing alive for it: inline, GCC
 // keeps the halves' codes for it and spills the loop's state to the stack
-// (DESIGN.md, "Measurements that decided": "Huffman: a sparse turn that
-// misses put_two() out of line").
+// (DESIGN.md, "Measurements that decided": "Huffman encode: sparse text
+// sixteen symbols a turn, the misfits through the accumulator out of
+// line").
 HPACK_NOINLINE void encode16_apart(EncodeState* st, const uint8_t* s) {
     EncodeState copy = *st;
     encode_group8(copy, s);
@@ -363,7 +364,7 @@ HPACK_INLINE size_t encode_body(const uint8_t* src, size_t n, uint8_t* dst) {
     // those octets inside the output.
     if (n >= 20) {
         // Two groups a turn (DESIGN.md, "Measurements that decided":
-        // "Huffman: encode two groups a turn").
+        // "Huffman encode: two groups a turn").
         if (n >= 28) {
             // put_two()'s stores reach 16 octets from where a turn starts:
             // a turn of sixteen symbols has at least 80 bits of code, and
@@ -403,7 +404,7 @@ HPACK_INLINE size_t encode_bounded_body(const uint8_t* src, size_t n, uint8_t* d
     // A turn of put_two() starts below it too and its stores reach 16
     // octets from there; a dense turn's second put_two() starts at most 15
     // octets further (the first put_two() ends by bit 63 + 63; 31 in all).
-    // Two a turn, as in encode_body(), and the tail below ("Huffman: encode
+    // Two a turn, as in encode_body(), and the tail below ("Huffman encode:
     // two groups a turn" in DESIGN.md).
     static_assert(kHuffmanBoundedOverrun >= (7 + 16 * 30) / 8 + 8, "two groups past limit");
     EncodeState st{0, dst, 0};

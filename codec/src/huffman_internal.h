@@ -17,7 +17,8 @@
 // a register in every loop.  The coders' bodies are compiled twice, once
 // for BMI2 (which also stores code with MOVBE instead of a byte swap and a
 // store), chosen when the library is loaded (huffman_isa.cc; DESIGN.md,
-// "Measurements that decided": "Huffman: a BMI2 build chosen from CPUID").
+// "Measurements that decided": "Huffman decode: a BMI2 (and MOVBE) build
+// chosen from CPUID").
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define HPACK_HUFFMAN_BMI2 1
 #define HPACK_TARGET_BMI2 __attribute__((target("bmi2,movbe")))
