@@ -1,5 +1,5 @@
 # The codec benchmark: ours against libnghttp2 and nginx's stock Huffman
-# functions, in one binary and one run (bench/codec_bench.cc, BENCHMARKS.md).
+# functions, in one binary and one run (bench/codec_bench*.cc, BENCHMARKS.md).
 #
 # Everything timed is built at the same optimization, $(OPT) (-O2): the codec
 # (the plain library), the two nginx files compiled unmodified from the nginx
@@ -52,6 +52,9 @@ BENCH_NGX_OBJS   := $(BENCH_DIR)/ngx_http_huff_decode.o \
                     $(BENCH_DIR)/ngx_http_huff_decode_O1.o \
                     $(BENCH_DIR)/ngx_http_huff_encode_O1.o
 BENCH_SHIM_HDRS  := $(wildcard bench/nginx_huff_shim/*.h)
+# The benchmark: main and the drivers first, then the cases and adapters.
+BENCH_OBJS       := $(patsubst bench/%.cc,$(BENCH_DIR)/%.o,bench/codec_bench.cc \
+                    $(filter-out bench/codec_bench.cc,$(sort $(wildcard bench/codec_bench*.cc))))
 # libnghttp2 linked statically, like the codec: no PLT calls on either side.
 # The references (nginx's functions, then all of libnghttp2) are linked
 # first, behind bench/refs_start.c (page-aligned), so that their code lies
@@ -83,7 +86,7 @@ $(BENCH_DIR)/ngx_http_huff_%.o: $(BENCH_NGINX_PATH) $(BENCH_SHIM_HDRS)
 	$(CC) $(OPT) $(BENCH_NGX_CFLAGS) \
 	    -c "$$(cat $<)/src/http/ngx_http_huff_$*.c" -o $@
 
-$(BENCH_DIR)/codec_bench.o: bench/codec_bench.cc $(CODEC_HDRS) $(TOOL_HDRS) $(BENCH_SHIM_HDRS)
+$(BENCH_OBJS): $(BENCH_DIR)/%.o: bench/%.cc bench/codec_bench.h $(CODEC_HDRS) $(TOOL_HDRS) $(BENCH_SHIM_HDRS)
 	@mkdir -p $(@D)
 	$(CXX) $(BENCH_CXXFLAGS) -c $< -o $@
 
@@ -91,8 +94,8 @@ $(BENCH_DIR)/refs_start.o: bench/refs_start.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -c $< -o $@
 
-$(BENCH_BIN): $(BENCH_DIR)/refs_start.o $(BENCH_DIR)/codec_bench.o $(BENCH_NGX_OBJS) $(CODEC_LIB)
-	$(CXX) $(BENCH_REFS) $(BENCH_DIR)/codec_bench.o $(CODEC_LIB) $(BENCH_LIBS) -o $@
+$(BENCH_BIN): $(BENCH_DIR)/refs_start.o $(BENCH_OBJS) $(BENCH_NGX_OBJS) $(CODEC_LIB)
+	$(CXX) $(BENCH_REFS) $(BENCH_OBJS) $(CODEC_LIB) $(BENCH_LIBS) -o $@
 
 # Google Benchmark (BENCH_REPS repetitions, medians), the paired slices
 # that judge the aims, then the ratio report (about 2.5 minutes)
