@@ -1,7 +1,7 @@
 
 /*
- * Response header blocks: every block of the connection, headers and
- * trailers, goes through one encoder with the full dynamic table, in the
+ * Response header blocks: every block of the connection, headers, 103
+ * Early Hints and trailers, goes through one encoder with the full dynamic table, in the
  * order the blocks reach the wire.
  */
 
@@ -290,6 +290,55 @@ ngx_http_hpack_encode_trailers(ngx_http_request_t *r, u_char **start,
 
     return ngx_http_hpack_encode(r, hs, n, start, end);
 }
+
+
+#if (nginx_version >= 1029000)
+
+/*
+ * The fields of ngx_http_v2_early_hints_filter(), which has checked their
+ * lengths and that there is at least one: ":status: 103" and the headers
+ * the early hints carry.  A pending table size update leads this block if
+ * it is the first to go, as it would any other.
+ */
+
+ngx_int_t
+ngx_http_hpack_encode_early_hints(ngx_http_request_t *r, u_char **start,
+    u_char **end)
+{
+    ngx_uint_t        n;
+    hpack_header_t   *hs;
+    ngx_list_part_t  *part;
+
+    n = 1;
+
+    for (part = &r->headers_out.headers.part; part; part = part->next) {
+        n += part->nelts;
+    }
+
+    hs = ngx_palloc(r->pool, n * sizeof(hpack_header_t));
+    if (hs == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_memzero(hs, sizeof(hpack_header_t));
+
+    hs->name = (u_char *) ":status";
+    hs->name_len = sizeof(":status") - 1;
+    hs->value = (u_char *) "103";
+    hs->value_len = sizeof("103") - 1;
+
+    n = 1;
+
+    if (ngx_http_hpack_add_list(r, &r->headers_out.headers, hs, &n)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_hpack_encode(r, hs, n, start, end);
+}
+
+#endif
 
 
 static ngx_int_t
