@@ -18,6 +18,8 @@ static void ngx_http_hpack_server(ngx_http_request_t *r,
     ngx_http_hpack_main_conf_t *hmcf, hpack_header_t *hd);
 static ngx_int_t ngx_http_hpack_content_type(ngx_http_request_t *r,
     hpack_header_t *hd);
+static ngx_int_t ngx_http_hpack_encode_list(ngx_http_request_t *r,
+    ngx_list_t *list, char *status, u_char **start, u_char **end);
 static ngx_int_t ngx_http_hpack_add_list(ngx_http_request_t *r,
     ngx_list_t *list, hpack_header_t *hs, ngx_uint_t *n);
 static u_char *ngx_http_hpack_lowcase(u_char *dst, u_char *src, size_t len);
@@ -265,30 +267,8 @@ ngx_int_t
 ngx_http_hpack_encode_trailers(ngx_http_request_t *r, u_char **start,
     u_char **end)
 {
-    ngx_uint_t        n;
-    hpack_header_t   *hs;
-    ngx_list_part_t  *part;
-
-    n = 0;
-
-    for (part = &r->headers_out.trailers.part; part; part = part->next) {
-        n += part->nelts;
-    }
-
-    hs = ngx_palloc(r->pool, n * sizeof(hpack_header_t));
-    if (hs == NULL) {
-        return NGX_ERROR;
-    }
-
-    n = 0;
-
-    if (ngx_http_hpack_add_list(r, &r->headers_out.trailers, hs, &n)
-        != NGX_OK)
-    {
-        return NGX_ERROR;
-    }
-
-    return ngx_http_hpack_encode(r, hs, n, start, end);
+    return ngx_http_hpack_encode_list(r, &r->headers_out.trailers, NULL,
+                                      start, end);
 }
 
 
@@ -305,13 +285,26 @@ ngx_int_t
 ngx_http_hpack_encode_early_hints(ngx_http_request_t *r, u_char **start,
     u_char **end)
 {
+    return ngx_http_hpack_encode_list(r, &r->headers_out.headers, "103",
+                                      start, end);
+}
+
+#endif
+
+
+/* a block of the fields of list, after ":status: status" unless NULL */
+
+static ngx_int_t
+ngx_http_hpack_encode_list(ngx_http_request_t *r, ngx_list_t *list,
+    char *status, u_char **start, u_char **end)
+{
     ngx_uint_t        n;
     hpack_header_t   *hs;
     ngx_list_part_t  *part;
 
     n = 1;
 
-    for (part = &r->headers_out.headers.part; part; part = part->next) {
+    for (part = &list->part; part; part = part->next) {
         n += part->nelts;
     }
 
@@ -320,25 +313,25 @@ ngx_http_hpack_encode_early_hints(ngx_http_request_t *r, u_char **start,
         return NGX_ERROR;
     }
 
-    ngx_memzero(hs, sizeof(hpack_header_t));
+    n = 0;
 
-    hs->name = (u_char *) ":status";
-    hs->name_len = sizeof(":status") - 1;
-    hs->value = (u_char *) "103";
-    hs->value_len = sizeof("103") - 1;
+    if (status) {
+        ngx_memzero(hs, sizeof(hpack_header_t));
 
-    n = 1;
+        hs->name = (u_char *) ":status";
+        hs->name_len = sizeof(":status") - 1;
+        hs->value = (u_char *) status;
+        hs->value_len = ngx_strlen(status);
 
-    if (ngx_http_hpack_add_list(r, &r->headers_out.headers, hs, &n)
-        != NGX_OK)
-    {
+        n = 1;
+    }
+
+    if (ngx_http_hpack_add_list(r, list, hs, &n) != NGX_OK) {
         return NGX_ERROR;
     }
 
     return ngx_http_hpack_encode(r, hs, n, start, end);
 }
-
-#endif
 
 
 static ngx_int_t
