@@ -644,6 +644,7 @@ def environment(args, cfg):
 
 
 def main():
+    global VERSION
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
                     help="a smoke run: 2 pairs, h2c only, few requests")
@@ -668,7 +669,6 @@ def main():
             REPO / "bench" / "README.md" if args.update_readme else None))
         return 0
 
-    global VERSION
     if args.version != VERSION:
         VERSION = args.version
         for b, variant in (("stock", "stock"), ("module", "hpack")):
