@@ -4,6 +4,12 @@
 #
 # NGX_BENCH_PAIRS=N changes the number of pairs, NGX_BENCH_OUT=DIR the
 # results directory, NGX_BENCH_ARGS passes anything else to the script.
+# NGINX_VERSION=<line> benches that line's builds (make nginx-<line>) for
+# make bench, bench-callgrind and bench-throughput, into
+# bench/results/<date>-nginx-<line>/ (the proxy workload and the README's
+# table stay 1.26.3's).
+
+NGX_BENCH_NGINX  := nginx-$(or $(NGINX_VERSION),1.26)
 
 NGX_BENCH        := $(PYTHON) bench/nginx_bench.py
 NGX_BENCH_PAIRS  ?=
@@ -11,10 +17,12 @@ NGX_BENCH_OUT    ?=
 NGX_BENCH_ARGS   ?=
 
 NGX_BENCH_FLAGS  := $(if $(filter 1,$(QUICK)),--quick,--update-readme) \
+                    $(if $(NGINX_VERSION),--version $(NGINX_VERSION)) \
                     $(if $(NGX_BENCH_PAIRS),--pairs $(NGX_BENCH_PAIRS)) \
                     $(if $(NGX_BENCH_OUT),--out $(NGX_BENCH_OUT)) \
                     $(NGX_BENCH_ARGS)
 NGX_BENCH_SHOWN  := make bench$(if $(filter 1,$(QUICK)), QUICK=1)$(if \
+                    $(NGINX_VERSION), NGINX_VERSION=$(NGINX_VERSION))$(if \
                     $(NGX_BENCH_PAIRS), NGX_BENCH_PAIRS=$(NGX_BENCH_PAIRS))
 
 .PHONY: bench bench-callgrind bench-throughput bench-stock-cost
@@ -26,17 +34,17 @@ NGX_BENCH_SHOWN  := make bench$(if $(filter 1,$(QUICK)), QUICK=1)$(if \
 # kept in the same report: req/s, worker CPU, header bytes per response, and
 # instructions per request under callgrind.
 ## the module against stock nginx: h2load A/B pairs, callgrind, report (QUICK=1: smoke)
-bench: deps nginx-1.26
+bench: deps $(NGX_BENCH_NGINX)
 	BUILD=$(BUILD) $(NGX_BENCH) $(NGX_BENCH_FLAGS) \
 	    --command "$(NGX_BENCH_SHOWN)"
 
 ## instructions per request only, module against stock
-bench-callgrind: deps nginx-1.26
+bench-callgrind: deps $(NGX_BENCH_NGINX)
 	BUILD=$(BUILD) $(NGX_BENCH) --only callgrind $(NGX_BENCH_FLAGS) \
 	    --command "make bench-callgrind"
 
 ## requests/s and header bytes only (h2load)
-bench-throughput: deps nginx-1.26
+bench-throughput: deps $(NGX_BENCH_NGINX)
 	BUILD=$(BUILD) $(NGX_BENCH) --only throughput $(NGX_BENCH_FLAGS) \
 	    --command "make bench-throughput"
 

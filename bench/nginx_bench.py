@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """make bench: the module build against the stock build, side by side.
 
-Both nginx 1.26.3 builds (build/nginx-stock, build/nginx-hpack) serve one
+Both nginx 1.26.3 builds (build/nginx-stock, build/nginx-hpack), or with
+--version another line's (build/nginx-<version>-stock and -hpack), serve one
 configuration template, bench/conf/bench.conf: the module build with
 load_module and "hpack on", the stock build without either, one worker each,
 on 127.0.0.1 only (stock: 19080 h2c, 19443 TLS; module: 19081, 19444;
@@ -70,6 +71,9 @@ TEMPLATE = REPO / "bench" / "conf" / "bench.conf"
 
 BUILDS = ("stock", "module")
 INSTALL = {"stock": BUILD / "nginx-stock", "module": BUILD / "nginx-hpack"}
+# the line the builds are of (--version); the reverse-proxy workload
+# (interop/proxy_bench.py) runs 1.26.3's builds only
+VERSION = "1.26.3"
 # The binaries actually run: copies taken at the start (snapshot()), so that
 # a `make nginx-1.26` elsewhere during the run changes nothing measured.
 SNAPSHOT = WORK / "bin"
@@ -178,7 +182,8 @@ def snapshot():
             need.append(src / "modules" / MODULE_SO)
         for f in need:
             if not f.exists():
-                raise BenchError("%s not built (make nginx-1.26)" % f)
+                raise BenchError("%s not built (make nginx-%s)"
+                                 % (f, VERSION))
         dst = SNAPSHOT / b
         if dst.exists():
             shutil.rmtree(dst)
@@ -627,6 +632,7 @@ def environment(args, cfg):
                            "--untracked-files=no", "--", "codec", "module"])),
         "sources": codec,
         "nginx_stock": cmd([str(SNAPSHOT / "stock" / "nginx"), "-v"]),
+        "nginx_line": VERSION,
         "h2load": cmd(["h2load", "--version"]).splitlines()[0],
         "valgrind": cmd(["valgrind", "--version"]),
         "openssl": ssl.OPENSSL_VERSION,
@@ -638,6 +644,7 @@ def environment(args, cfg):
 
 
 def main():
+    global VERSION
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
                     help="a smoke run: 2 pairs, h2c only, few requests")
@@ -651,6 +658,8 @@ def main():
                     help="only rebuild REPORT.md and the plots of DIR")
     ap.add_argument("--command", default="bench/nginx_bench.py",
                     help="the command to show in the report")
+    ap.add_argument("--version", default=VERSION,
+                    help="the nginx line whose builds run (make nginx-VERSION)")
     ap.add_argument("--update-readme", action="store_true",
                     help="copy the table into bench/README.md (make bench)")
     args = ap.parse_args()
@@ -659,6 +668,13 @@ def main():
         nginx_report.write(Path(args.report), readme=(
             REPO / "bench" / "README.md" if args.update_readme else None))
         return 0
+
+    if args.version != VERSION:
+        VERSION = args.version
+        for b, variant in (("stock", "stock"), ("module", "hpack")):
+            INSTALL[b] = BUILD / ("nginx-%s-%s" % (VERSION, variant))
+        # bench/README.md's table is 1.26.3's
+        args.update_readme = False
 
     cfg = dict(QUICK if args.quick else FULL)
     if args.pairs:
@@ -671,7 +687,8 @@ def main():
     elif args.only:
         final = WORK / args.only
     else:
-        final = REPO / "bench" / "results" / today
+        final = REPO / "bench" / "results" / (
+            today if VERSION == "1.26.3" else today + "-nginx-" + VERSION)
     staging = WORK / "results-staging"
     if staging.exists():
         shutil.rmtree(staging)
@@ -695,7 +712,9 @@ def main():
         if args.only in (None, "callgrind"):
             log("callgrind: each build, N_lo and N_hi requests per workload")
             data["callgrind"] = callgrind(cfg, staging)
-        if args.only in (None, "proxy"):
+        if args.only in (None, "proxy") and VERSION != "1.26.3":
+            log("the reverse-proxy workload runs on 1.26.3 only: left out")
+        elif args.only in (None, "proxy"):
             log("the reverse-proxy workload (interop/proxy_bench.py)")
             data["proxy"] = proxy_workload(args.quick)
     except KeyboardInterrupt as e:

@@ -552,10 +552,13 @@ def method_section(data):
     cfg = data["environment"]["config"]
     lo_w, hi_w = cfg["cg_warm"]
     lo_c, hi_c = cfg["cg_cold"]
+    line = data["environment"].get("nginx_line", "1.26.3")
+    stock, hpack = (("nginx-stock", "nginx-hpack") if line == "1.26.3" else
+                    ("nginx-%s-stock" % line, "nginx-%s-hpack" % line))
     return """\
 ## How it was measured
 
-- Both nginx 1.26.3 builds (`build/nginx-stock`, `build/nginx-hpack`; same
+- Both nginx {line} builds (`build/{stock}`, `build/{hpack}`; same
   configure flags, `-O2 -g`) serve `bench/conf/bench.conf`, rendered per
   build under `build/bench/nginx/`: the module build adds `load_module` and
   `hpack on`, nothing else differs. One worker each, 127.0.0.1 only, access
@@ -622,7 +625,8 @@ def method_section(data):
   both) and the HEADERS frame around the block.
 """.format(warm_n=cfg["warm_n"], warm_m=cfg["warm_m"],
            cold_h2c=cfg["cold_n"]["h2c"], cold_tls=cfg["cold_n"]["tls"],
-           pairs=cfg["pairs"], lo_w=lo_w, hi_w=hi_w, lo_c=lo_c, hi_c=hi_c)
+           pairs=cfg["pairs"], lo_w=lo_w, hi_w=hi_w, lo_c=lo_c, hi_c=hi_c,
+           line=line, stock=stock, hpack=hpack)
 
 
 def breakdown_section(data):

@@ -1,30 +1,57 @@
-# nginx builds: stock and patched (with the module) for 1.26.3 and 1.22.1,
-# and the sanitizer build.  Included from the top-level Makefile.  The
-# sources come from Debian's package registry (scripts/nginx-source.sh) or
-# NGINX_SRC=<dir>; everything is cached under $(BUILD)/ so re-runs only
-# recompile what changed.  NGINX_CC_OPT sets the compiler flags of all
-# builds (default "-O2 -g").
+# nginx builds: stock and patched (with the module) for every supported
+# line, and the sanitizer build.  Included from the top-level Makefile.
+# The sources come from Debian's package registry (1.26.3, 1.22.1), from
+# ../shared/nginx (1.28.3, 1.30.4, 1.31.4) or NGINX_SRC=<dir>
+# (scripts/nginx-source.sh); everything is cached under $(BUILD)/ so
+# re-runs only recompile what changed.  NGINX_CC_OPT sets the compiler
+# flags of all builds (default "-O2 -g").
+#
+# 1.26.3 installs into $(BUILD)/nginx-stock and $(BUILD)/nginx-hpack, every
+# other line into $(BUILD)/nginx-<version>-stock and -hpack.
 
-NGINX_CC_OPT ?= -O2 -g
-NGINX_ENV    := BUILD=$(BUILD) NGINX_CC_OPT="$(NGINX_CC_OPT)"
+NGINX_CC_OPT  ?= -O2 -g
+NGINX_ENV     := BUILD=$(BUILD) NGINX_CC_OPT="$(NGINX_CC_OPT)"
+NGINX_LINES   := 1.22.1 1.26.3 1.28.3 1.30.4 1.31.4
+NGINX_VERSION ?=
+NGINX_LINE_TARGETS := $(NGINX_LINES:%=nginx-%)
 
-.PHONY: nginx nginx-1.26 nginx-1.22 nginx-asan nginx-run
+# nginx_prefix VERSION,VARIANT: where that build is installed
+nginx_prefix = $(BUILD)/nginx-$(if $(filter 1.26.3,$(1)),,$(1)-)$(2)
+
+.PHONY: nginx nginx-1.26 nginx-1.22 nginx-lines nginx-asan nginx-run \
+        $(NGINX_LINE_TARGETS)
 
 # one after the other: each build is parallel inside (JOBS, default nproc)
-## stock and patched nginx 1.26.3 and 1.22.1 with the module
+## stock and patched nginx 1.26.3 and 1.22.1 (NGINX_VERSION=<line>: that line)
 nginx: lib
+ifeq ($(NGINX_VERSION),)
 	$(MAKE) --no-print-directory nginx-1.26
 	$(MAKE) --no-print-directory nginx-1.22
+else
+	$(MAKE) --no-print-directory nginx-$(NGINX_VERSION)
+endif
+
+## stock and patched nginx of one line, e.g. make nginx-1.30.4
+$(NGINX_LINE_TARGETS): nginx-%: lib
+	$(NGINX_ENV) scripts/build-nginx.sh $* stock $(call nginx_prefix,$*,stock)
+	$(NGINX_ENV) scripts/build-nginx.sh $* hpack $(call nginx_prefix,$*,hpack)
+
+# a line whose source is absent (scripts/nginx-source.sh exits 77) is
+# skipped with the script's message; any other failure stops
+## every supported line once, skipping those whose source is absent
+nginx-lines: lib
+	@for v in $(NGINX_LINES); do \
+	    rc=0; BUILD=$(BUILD) scripts/nginx-source.sh $$v > /dev/null || rc=$$?; \
+	    [ $$rc -eq 77 ] && continue; \
+	    [ $$rc -eq 0 ] || exit $$rc; \
+	    $(MAKE) --no-print-directory nginx-$$v || exit 1; \
+	done
 
 ## build/nginx-stock and build/nginx-hpack (nginx 1.26.3)
-nginx-1.26: lib
-	$(NGINX_ENV) scripts/build-nginx.sh 1.26.3 stock $(BUILD)/nginx-stock
-	$(NGINX_ENV) scripts/build-nginx.sh 1.26.3 hpack $(BUILD)/nginx-hpack
+nginx-1.26: nginx-1.26.3
 
 ## build/nginx-1.22.1-stock and build/nginx-1.22.1-hpack
-nginx-1.22: lib
-	$(NGINX_ENV) scripts/build-nginx.sh 1.22.1 stock $(BUILD)/nginx-1.22.1-stock
-	$(NGINX_ENV) scripts/build-nginx.sh 1.22.1 hpack $(BUILD)/nginx-1.22.1-hpack
+nginx-1.22: nginx-1.22.1
 
 # nginx, the module and the codec (lib-asan, linked through the module's
 # config) with ASan and UBSan, by clang (scripts/build-nginx.sh --asan).

@@ -139,7 +139,12 @@ static ngx_http_v2_hpack_hooks_t  ngx_http_hpack_hooks = {
     ngx_http_hpack_encode_headers,
 
     /* encode_trailers: a response's trailers block */
-    ngx_http_hpack_encode_trailers
+    ngx_http_hpack_encode_trailers,
+
+#if (nginx_version >= 1029000)
+    /* encode_early_hints: a 103 Early Hints block */
+    ngx_http_hpack_encode_early_hints,
+#endif
 };
 
 

@@ -20,6 +20,7 @@
 #include <ngx_config.h>
 #include <ngx_core.h>
 #include <ngx_http.h>
+#include <nginx.h>
 
 #include <hpack.h>
 
@@ -152,6 +153,10 @@ ngx_int_t ngx_http_hpack_encode_headers(ngx_http_request_t *r,
     u_char **start, u_char **end);
 ngx_int_t ngx_http_hpack_encode_trailers(ngx_http_request_t *r,
     u_char **start, u_char **end);
+#if (nginx_version >= 1029000)
+ngx_int_t ngx_http_hpack_encode_early_hints(ngx_http_request_t *r,
+    u_char **start, u_char **end);
+#endif
 
 
 extern ngx_module_t  ngx_http_hpack_module;

@@ -256,6 +256,15 @@ ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
     if (facts.name_flags & NGX_HTTP_HPACK_NAME_PSEUDO) {
         rc = ngx_http_hpack_pseudo_header(r, &header);
 
+#if (nginx_version >= 1031000)
+
+    /* 1.31: the first regular field ends the pseudo-headers */
+
+    } else if (ngx_http_v2_hpack_construct_request_line(r) != NGX_OK) {
+        rc = NGX_DECLINED;
+
+#endif
+
     } else if (r->invalid_header && cscf->ignore_invalid_headers) {
         ngx_log_error(NGX_LOG_INFO, fc->log, 0,
                       "client sent invalid header: \"%V\"", &header.name);
@@ -475,8 +484,11 @@ static ngx_int_t
 ngx_http_hpack_header_in(ngx_http_request_t *r, ngx_http_v2_header_t *header,
     ngx_http_hpack_memo_t *facts, ngx_http_hpack_memo_t *memo)
 {
-    ngx_int_t         rc;
-    ngx_table_elt_t  *h;
+    ngx_int_t                  rc;
+    ngx_table_elt_t           *h;
+#if (nginx_version >= 1029000)
+    ngx_http_core_srv_conf_t  *cscf;
+#endif
 
     if (facts->name_flags & NGX_HTTP_HPACK_NAME_COOKIE) {
         if (ngx_http_v2_hpack_cookie(r, header) != NGX_OK) {
@@ -484,6 +496,17 @@ ngx_http_hpack_header_in(ngx_http_request_t *r, ngx_http_v2_header_t *header,
         }
 
     } else {
+#if (nginx_version >= 1029000)
+        cscf = ngx_http_get_module_srv_conf(r, ngx_http_core_module);
+
+        if (r->headers_in.count++ >= cscf->max_headers) {
+            ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
+                          "client sent too many header lines");
+            ngx_http_finalize_request(r, NGX_HTTP_REQUEST_HEADER_TOO_LARGE);
+            return NGX_DECLINED;
+        }
+#endif
+
         h = ngx_list_push(&r->headers_in.headers);
         if (h == NULL) {
             return NGX_ERROR;

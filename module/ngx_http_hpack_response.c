@@ -1,7 +1,7 @@
 
 /*
- * Response header blocks: every block of the connection, headers and
- * trailers, goes through one encoder with the full dynamic table, in the
+ * Response header blocks: every block of the connection, headers, 103
+ * Early Hints and trailers, goes through one encoder with the full dynamic table, in the
  * order the blocks reach the wire.
  */
 
@@ -18,6 +18,8 @@ static void ngx_http_hpack_server(ngx_http_request_t *r,
     ngx_http_hpack_main_conf_t *hmcf, hpack_header_t *hd);
 static ngx_int_t ngx_http_hpack_content_type(ngx_http_request_t *r,
     hpack_header_t *hd);
+static ngx_int_t ngx_http_hpack_encode_list(ngx_http_request_t *r,
+    ngx_list_t *list, char *status, u_char **start, u_char **end);
 static ngx_int_t ngx_http_hpack_add_list(ngx_http_request_t *r,
     ngx_list_t *list, hpack_header_t *hs, ngx_uint_t *n);
 static u_char *ngx_http_hpack_lowcase(u_char *dst, u_char *src, size_t len);
@@ -265,13 +267,44 @@ ngx_int_t
 ngx_http_hpack_encode_trailers(ngx_http_request_t *r, u_char **start,
     u_char **end)
 {
+    return ngx_http_hpack_encode_list(r, &r->headers_out.trailers, NULL,
+                                      start, end);
+}
+
+
+#if (nginx_version >= 1029000)
+
+/*
+ * The fields of ngx_http_v2_early_hints_filter(), which has checked their
+ * lengths and that there is at least one: ":status: 103" and the headers
+ * the early hints carry.  A pending table size update leads this block if
+ * it is the first to go, as it would any other.
+ */
+
+ngx_int_t
+ngx_http_hpack_encode_early_hints(ngx_http_request_t *r, u_char **start,
+    u_char **end)
+{
+    return ngx_http_hpack_encode_list(r, &r->headers_out.headers, "103",
+                                      start, end);
+}
+
+#endif
+
+
+/* a block of the fields of list, after ":status: status" unless NULL */
+
+static ngx_int_t
+ngx_http_hpack_encode_list(ngx_http_request_t *r, ngx_list_t *list,
+    char *status, u_char **start, u_char **end)
+{
     ngx_uint_t        n;
     hpack_header_t   *hs;
     ngx_list_part_t  *part;
 
-    n = 0;
+    n = 1;
 
-    for (part = &r->headers_out.trailers.part; part; part = part->next) {
+    for (part = &list->part; part; part = part->next) {
         n += part->nelts;
     }
 
@@ -282,9 +315,18 @@ ngx_http_hpack_encode_trailers(ngx_http_request_t *r, u_char **start,
 
     n = 0;
 
-    if (ngx_http_hpack_add_list(r, &r->headers_out.trailers, hs, &n)
-        != NGX_OK)
-    {
+    if (status) {
+        ngx_memzero(hs, sizeof(hpack_header_t));
+
+        hs->name = (u_char *) ":status";
+        hs->name_len = sizeof(":status") - 1;
+        hs->value = (u_char *) status;
+        hs->value_len = ngx_strlen(status);
+
+        n = 1;
+    }
+
+    if (ngx_http_hpack_add_list(r, list, hs, &n) != NGX_OK) {
         return NGX_ERROR;
     }
 

@@ -3,12 +3,15 @@
 #
 #   scripts/nginx-source.sh 1.26.3        -> build/src/nginx-1.26.3
 #   scripts/nginx-source.sh 1.22.1        -> build/src/nginx-1.22.1
+#   scripts/nginx-source.sh 1.30.4        -> build/src/nginx-1.30.4
 #
-# The tarball is Debian's orig tarball: 1.26.3 from the trixie source package,
-# 1.22.1 from bookworm.  When apt has no deb-src entry for those suites, one is
-# written (/etc/apt/sources.list.d/hpack-nginx-src.sources) from the URIs of
-# the machine's existing Debian entries.  The tarball and the tree are cached
-# under build/src, so a second run does nothing.
+# 1.26.3 and 1.22.1 come from Debian's orig tarballs: 1.26.3 from the trixie
+# source package, 1.22.1 from bookworm.  When apt has no deb-src entry for
+# those suites, one is written (/etc/apt/sources.list.d/hpack-nginx-src.sources)
+# from the URIs of the machine's existing Debian entries.  1.28.3, 1.30.4 and
+# 1.31.4 come from ../shared/nginx beside the repository (nginx-VERSION.tar.gz,
+# checked against its SHA256SUMS); without that folder the script exits 77,
+# "skip".  The tree is cached under build/src, so a second run does nothing.
 #
 # NGINX_SRC=<dir> skips all of this and prints <dir> when it holds VERSION.
 # BUILD=<dir> moves the cache (default: build, relative to the repository).
@@ -35,8 +38,9 @@ fi
 case "$version" in
     1.26.3) suite=trixie ;;
     1.22.1) suite=bookworm ;;
+    1.28.3|1.30.4|1.31.4) suite= ;;
     *)
-        echo "nginx-source: no Debian suite known for nginx $version" >&2
+        echo "nginx-source: nginx $version is not a supported line" >&2
         exit 1 ;;
 esac
 
@@ -52,6 +56,22 @@ if [ -f "$tree/src/http/v2/ngx_http_v2.c" ]; then
 fi
 
 mkdir -p "$cache"
+
+if [ -z "$suite" ]; then
+    shared="$repo/../shared/nginx"
+    if [ ! -f "$shared/nginx-$version.tar.gz" ]; then
+        echo "nginx-source: nginx $version: no $shared/nginx-$version.tar.gz;" \
+             "skipping (NGINX_SRC=<tree> builds it from your own tree)" >&2
+        exit 77
+    fi
+    if ! (cd "$shared" && grep " nginx-$version.tar.gz\$" SHA256SUMS \
+              | sha256sum -c --quiet -) >&2; then
+        echo "nginx-source: $shared/nginx-$version.tar.gz does not match" \
+             "$shared/SHA256SUMS" >&2
+        exit 1
+    fi
+    tarball="$shared/nginx-$version.tar.gz"
+fi
 
 has_deb_src() {
     # deb822 files and one-line lists alike: a deb-src entry naming $1.
@@ -101,7 +121,7 @@ debian_uris() {
     } | tr ' ' '\n' | grep -v -- '-security' | grep -E '^[a-z]+://' | sort -u
 }
 
-if ! has_deb_src "$suite"; then
+if [ -n "$suite" ] && ! has_deb_src "$suite"; then
     if [ "$(id -u)" -ne 0 ]; then
         echo "nginx-source: no deb-src entry for $suite and not root;" \
              "add one or set NGINX_SRC" >&2
@@ -125,7 +145,7 @@ EOF
     apt-get update -qq >&2
 fi
 
-if [ ! -f "$tarball" ]; then
+if [ -n "$suite" ] && [ ! -f "$tarball" ]; then
     echo "nginx-source: fetching nginx/$suite source (orig tarball)" >&2
     tmp="$(mktemp -d "$cache/fetch.XXXXXX")"
     chmod 755 "$tmp"     # apt downloads as _apt when it can

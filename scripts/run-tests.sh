@@ -47,6 +47,9 @@ stage unit-asan  make --no-print-directory unit-tests-asan
 stage unit-valgrind make --no-print-directory unit-tests-valgrind
 stage alloc      make --no-print-directory alloc-tests
 stage fuzz-smoke make --no-print-directory fuzz-smoke
+# every line built once (those whose source is absent are skipped); the
+# stages after it reuse the builds
+stage nginx-lines make --no-print-directory nginx-lines
 stage interop    make --no-print-directory interop
 stage interop-asan  make --no-print-directory interop-asan
 stage interop-1.22 make --no-print-directory interop-1.22
