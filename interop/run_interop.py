@@ -29,6 +29,7 @@ import nginx_runner
 from harness import Filtered, Results, Server, no_crash_or_alert
 
 import cases_clients
+import cases_differential
 import cases_h2
 import cases_hostile
 import cases_load
@@ -40,8 +41,9 @@ KINDS = ("on", "small", "off", "nomod", "stock")
 # and the hostile peers)
 SUITES = {
     "1.26.3": ("clients", "h2", "settings", "continuation", "trailers",
-               "malformed", "hostile", "savings", "memory", "logvars"),
-    "1.22.1": ("clients", "h2", "malformed", "hostile"),
+               "malformed", "hostile", "savings", "memory", "logvars",
+               "differential"),
+    "1.22.1": ("clients", "h2", "malformed", "hostile", "differential"),
 }
 
 # Left out under --asan: case 7 measures the worker's RSS, which under ASan
@@ -87,6 +89,8 @@ def main():
                for slot, k in enumerate(KINDS)}
     if "hostile" in suites:
         cases_hostile.configure(servers.values())
+    if "differential" in suites:
+        cases_differential.configure(servers.values())
     running = {}
     print("interop: nginx %s, servers in %s" % (args.version, harness.WORK),
           flush=True)
@@ -139,6 +143,8 @@ def main():
             cases_load.register_memory(results, running)
         if "logvars" in suites:
             cases_load.register_logvars(results, running)
+        if "differential" in suites:
+            cases_differential.register(results, servers)
 
         for s in order:
             Results.run(results, s.label, "error_log_has_no_crash_or_alert",
