@@ -133,13 +133,17 @@ class Origin:
                     buf += data
                 head, buf = buf.split(b"\r\n\r\n", 1)
                 buf = self._skip_body(conn, head, buf)
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain"
-                             b"\r\nContent-Length: %d\r\n\r\n%s"
-                             % (len(head), head))
+                conn.sendall(self.respond(head))
         except OSError:
             pass
         finally:
             conn.close()
+
+    def respond(self, head):
+        """The bytes that answer a request whose head (without the blank
+        line) is head."""
+        return (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+                b"Content-Length: %d\r\n\r\n%s" % (len(head), head))
 
     @staticmethod
     def _skip_body(conn, head, buf):
@@ -421,14 +425,14 @@ def size_requests(host, version):
             (b"cookie", b"c" * (rest - rest // 4006 * 4006))]))
     if version_at_least(version, 1, 29):
         mhost = MAX_HEADERS_VARIANT[0].encode()
-        for limit, h in ((MAX_HEADERS, mhost), (1000, host)):
+        for most, h in ((MAX_HEADERS, mhost), (1000, host)):
             for d in (-1, 0, 1):
                 fields = pseudo(random.Random(0), h, path=b"/limits")
                 fields += [(b"x-m%d" % i, b"%d" % i)
-                           for i in range(limit + d)]
+                           for i in range(most + d)]
                 fields += [(b"cookie", b"a=1"), (b"cookie", b"b=2")]
                 out.append(limit("max_headers_%d%+d_%s" % (
-                    limit, d, h.decode()), fields))
+                    most, d, h.decode()), fields))
     return out
 
 
@@ -693,11 +697,12 @@ class StockAnswers:
 
     def __init__(self, stock):
         self.stock = stock
-        self.requests = corpus(stock.version)
+        self.requests = None
         self.answers = None
 
     def get(self):
         if self.answers is None:
+            self.requests = corpus(self.stock.version)
             start = time.monotonic()
             self.answers, conns, refs = run_corpus(self.stock,
                                                    self.requests)
@@ -711,8 +716,8 @@ class StockAnswers:
 
 def differential(server, stock):
     """server's answers to the corpus against stock's."""
-    requests = stock.requests
     reference = stock.get()
+    requests = stock.requests
     start = time.monotonic()
     answers, conns, refs = run_corpus(server, requests)
     same, allowed, bad = compare(requests, reference, answers,

@@ -30,6 +30,7 @@ from harness import Filtered, Results, Server, no_crash_or_alert
 
 import cases_clients
 import cases_differential
+import cases_early_hints
 import cases_h2
 import cases_hostile
 import cases_load
@@ -42,8 +43,12 @@ KINDS = ("on", "small", "off", "nomod", "stock")
 SUITES = {
     "1.26.3": ("clients", "h2", "settings", "continuation", "trailers",
                "malformed", "hostile", "savings", "memory", "logvars",
-               "differential"),
-    "1.22.1": ("clients", "h2", "malformed", "hostile", "differential"),
+               "differential", "early_hints"),
+    "1.22.1": ("clients", "h2", "malformed", "hostile", "differential",
+               "early_hints"),
+    "1.28.3": ("clients", "differential", "early_hints"),
+    "1.30.4": ("clients", "differential", "early_hints"),
+    "1.31.4": ("clients", "differential", "early_hints"),
 }
 
 # Left out under --asan: case 7 measures the worker's RSS, which under ASan
@@ -91,6 +96,8 @@ def main():
         cases_hostile.configure(servers.values())
     if "differential" in suites:
         cases_differential.configure(servers.values())
+    if "early_hints" in suites:
+        cases_early_hints.configure(servers.values())
     running = {}
     print("interop: nginx %s, servers in %s" % (args.version, harness.WORK),
           flush=True)
@@ -145,6 +152,8 @@ def main():
             cases_load.register_logvars(results, running)
         if "differential" in suites:
             cases_differential.register(results, servers)
+        if "early_hints" in suites:
+            cases_early_hints.register(results, servers)
 
         for s in order:
             Results.run(results, s.label, "error_log_has_no_crash_or_alert",
