@@ -105,6 +105,15 @@ class Origin:
     that answers every request with its own head: the request line and
     header lines exactly as nginx sent them."""
 
+    _running = {}                   # class -> its one instance
+
+    @classmethod
+    def shared(cls):
+        """The one origin of this class, started at the first call."""
+        if cls not in Origin._running:
+            Origin._running[cls] = cls()
+        return Origin._running[cls]
+
     def __init__(self):
         self.sock = socket.socket()
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -163,23 +172,13 @@ class Origin:
         return buf[length:]
 
 
-_origin = None
-
-
-def origin():
-    global _origin
-    if _origin is None:
-        _origin = Origin()
-    return _origin
-
-
 def server_block(server):
     """The differential servers of server (text for its http{} block)."""
     old = server.version.startswith("1.22.")
     out = ["", "    # interop/cases_differential.py: the origin echoes the "
            "request head",
            "    upstream diff_origin {",
-           "        server     127.0.0.1:%d;" % origin().port,
+           "        server     127.0.0.1:%d;" % Origin.shared().port,
            "        keepalive  8;", "    }"]
     for name, directives in variants(server.version):
         out += ["    server {",

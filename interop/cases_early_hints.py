@@ -63,16 +63,6 @@ class HintsOrigin(Origin):
                 + b"Content-Length: %d\r\n\r\n" % len(body) + body)
 
 
-_origin = None
-
-
-def origin():
-    global _origin
-    if _origin is None:
-        _origin = HintsOrigin()
-    return _origin
-
-
 def supported(version):
     return version_at_least(version, 1, 29)
 
@@ -85,7 +75,7 @@ def server_block(server):
     return "\n".join([
         "", "    # interop/cases_early_hints.py: 103 then 200 from the origin",
         "    upstream hints_origin {",
-        "        server     127.0.0.1:%d;" % origin().port,
+        "        server     127.0.0.1:%d;" % HintsOrigin.shared().port,
         "        keepalive  8;", "    }",
         "    server {",
         "        listen  127.0.0.1:%d;" % hints_port(server),
