@@ -29,6 +29,8 @@ import nginx_runner
 from harness import Filtered, Results, Server, no_crash_or_alert
 
 import cases_clients
+import cases_differential
+import cases_early_hints
 import cases_h2
 import cases_hostile
 import cases_load
@@ -40,8 +42,13 @@ KINDS = ("on", "small", "off", "nomod", "stock")
 # and the hostile peers)
 SUITES = {
     "1.26.3": ("clients", "h2", "settings", "continuation", "trailers",
-               "malformed", "hostile", "savings", "memory", "logvars"),
-    "1.22.1": ("clients", "h2", "malformed", "hostile"),
+               "malformed", "hostile", "savings", "memory", "logvars",
+               "differential", "early_hints"),
+    "1.22.1": ("clients", "h2", "malformed", "hostile", "differential",
+               "early_hints"),
+    "1.28.3": ("clients", "differential", "early_hints"),
+    "1.30.4": ("clients", "differential", "early_hints"),
+    "1.31.4": ("clients", "differential", "early_hints"),
 }
 # the current lines: 1.30 (stable) runs every case, 1.28 and 1.31 the
 # core ones
@@ -91,6 +98,10 @@ def main():
                for slot, k in enumerate(KINDS)}
     if "hostile" in suites:
         cases_hostile.configure(servers.values())
+    if "differential" in suites:
+        cases_differential.configure(servers.values())
+    if "early_hints" in suites:
+        cases_early_hints.configure(servers.values())
     running = {}
     print("interop: nginx %s, servers in %s" % (args.version, harness.WORK),
           flush=True)
@@ -100,7 +111,7 @@ def main():
 
             def start_server(server=server, why=why):
                 if why:
-                    raise harness.Failure(why)
+                    raise harness.Skip(why)
                 server.start()
             # the test that everything else stands on
             ok = Results.run(results, server.label,
@@ -143,6 +154,10 @@ def main():
             cases_load.register_memory(results, running)
         if "logvars" in suites:
             cases_load.register_logvars(results, running)
+        if "differential" in suites:
+            cases_differential.register(results, servers)
+        if "early_hints" in suites:
+            cases_early_hints.register(results, servers)
 
         for s in order:
             Results.run(results, s.label, "error_log_has_no_crash_or_alert",
