@@ -8,15 +8,32 @@
 
 INTEROP_ARGS ?=
 
-.PHONY: interop interop-1.22 interop-asan
+.PHONY: interop interop-1.22 interop-1.28 interop-1.30 interop-1.31 interop-asan
 
 ## nginx 1.26.3 against nghttp, curl, h2load, python3-h2, every case (a minute)
 interop: nginx-1.26
 	BUILD=$(BUILD) interop/run.sh $(INTEROP_ARGS)
 
-## nginx 1.22.1: clients, python3-h2, malformed blocks
+## nginx 1.22.1: clients, python3-h2, malformed, hostile, differential, 103
 interop-1.22: nginx-1.22
 	BUILD=$(BUILD) interop/run.sh --version 1.22.1 $(INTEROP_ARGS)
+
+# The lines whose source comes from ../shared/nginx (or NGINX_SRC): when it
+# is absent, the build step says so and the suite reports every server SKIP.
+## nginx 1.28.3: the core clients, the differential and Early Hints tests
+interop-1.28:
+	@$(call nginx_if_present,1.28.3)
+	BUILD=$(BUILD) interop/run.sh --version 1.28.3 $(INTEROP_ARGS)
+
+## nginx 1.30.4 (stable): every case, as 1.26.3
+interop-1.30:
+	@$(call nginx_if_present,1.30.4)
+	BUILD=$(BUILD) interop/run.sh --version 1.30.4 $(INTEROP_ARGS)
+
+## nginx 1.31.4 (mainline): the core clients, the differential and 103 tests
+interop-1.31:
+	@$(call nginx_if_present,1.31.4)
+	BUILD=$(BUILD) interop/run.sh --version 1.31.4 $(INTEROP_ARGS)
 
 # Every case but the memory one; fails on any sanitizer report and on any
 # leak of the product (interop/README.md).  Stock stays the reference: the

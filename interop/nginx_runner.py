@@ -34,6 +34,8 @@ if not BUILD.is_absolute():
 # (conf/*.conf name it ../build/tls/, from conf/)
 TLS_DIR = BUILD / "tls"
 MODULE_SO = "ngx_http_hpack_module.so"
+# the nginx lines the module supports (module/nginx.mk NGINX_LINES)
+LINES = ("1.22.1", "1.26.3", "1.28.3", "1.30.4", "1.31.4")
 
 
 class NginxError(RuntimeError):

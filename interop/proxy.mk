@@ -18,10 +18,13 @@ PROXY_BENCH_FLAGS := --callgrind --json $(PROXY_BENCH_JSON) \
 # Timeouts as interop/run.sh's: SIGTERM first, the runners stop their
 # servers.  3,000 responses per connection carry exactly the origin's
 # headers, secrets never indexed, the same lists as stock (about a minute).
+# NGINX_VERSION=<line>: that line's builds (make nginx-<line>).
 ## nginx as a TLS reverse proxy: nghttp, h2load, python3-h2 through it
-interop-proxy: nginx-1.26
+interop-proxy: $(if $(NGINX_VERSION),lib,nginx-1.26)
+	$(if $(NGINX_VERSION),@$(call nginx_if_present,$(NGINX_VERSION)))
 	BUILD=$(BUILD) timeout --kill-after=30 600 \
-	    $(PYTHON) interop/proxy_run.py $(PROXY_ARGS)
+	    $(PYTHON) interop/proxy_run.py $(PROXY_ARGS) \
+	    $(if $(NGINX_VERSION),--version $(NGINX_VERSION))
 
 # A 200-subresource page 3 times on one connection; installs chromium and
 # playwright-core first (scripts/install-browser.sh), SKIP with the reason

@@ -111,8 +111,9 @@ class ProxyServer(Server):
               "big": "proxy hpack-on-table-64k", "stock": "proxy stock"}
 
     def __init__(self, kind, tls_port, origin_port, h2c_port=None,
-                 work=PROXY_WORK, workers=1, access_log=True):
-        super().__init__("1.26.3", "stock" if kind == "stock" else "on", 0)
+                 work=PROXY_WORK, workers=1, access_log=True,
+                 version="1.26.3"):
+        super().__init__(version, "stock" if kind == "stock" else "on", 0)
         self.kind = kind
         self.tls_port = tls_port
         self.h2c_port = h2c_port
@@ -121,6 +122,8 @@ class ProxyServer(Server):
         self.log_requests = access_log
         self.name = "proxy-" + kind
         self.label = self.LABELS[kind]
+        if version != "1.26.3":
+            self.label = "%s %s" % (version, self.label)
         self.prefix = Path(work) / kind
 
     @property

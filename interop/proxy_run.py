@@ -56,6 +56,9 @@ PORTS = {"on": 19643, "small": 19644, "big": 19645, "stock": 19646}
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", help="run the tests whose names match")
+    ap.add_argument("--version", default="1.26.3",
+                    choices=nginx_runner.LINES,
+                    help="the nginx line whose builds run conf/proxy.conf")
     args = ap.parse_args()
 
     def terminate(signum, frame):
@@ -72,11 +75,14 @@ def main():
         print("0 passed, 1 failed", flush=True)
         return 1
     nginx_runner.certificate()
-    origin = pc.Origin(ORIGIN_PORT, pc.PROXY_WORK)
-    servers = {k: pc.ProxyServer(k, port, ORIGIN_PORT)
+    work = pc.PROXY_WORK / args.version
+    origin = pc.Origin(ORIGIN_PORT, work)
+    servers = {k: pc.ProxyServer(k, port, ORIGIN_PORT, work=work,
+                                 version=args.version)
                for k, port in PORTS.items()}
     running = {}
-    print("proxy: conf/proxy.conf, servers in %s" % pc.PROXY_WORK,
+    print("proxy: nginx %s, conf/proxy.conf, servers in %s"
+          % (args.version, work),
           flush=True)
     try:
         pc.start_all(results, origin, servers, running)

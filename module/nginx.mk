@@ -18,6 +18,12 @@ NGINX_LINE_TARGETS := $(NGINX_LINES:%=nginx-%)
 # nginx_prefix VERSION,VARIANT: where that build is installed
 nginx_prefix = $(BUILD)/nginx-$(if $(filter 1.26.3,$(1)),,$(1)-)$(2)
 
+# nginx_if_present VERSION: a shell command that builds that line, or says
+# why not and succeeds when its source is absent (the tests then SKIP)
+nginx_if_present = { rc=0; BUILD=$(BUILD) scripts/nginx-source.sh $(1) > /dev/null \
+    || rc=$$?; [ $$rc -eq 77 ] || { [ $$rc -eq 0 ] && \
+    $(MAKE) --no-print-directory nginx-$(1); }; }
+
 .PHONY: nginx nginx-1.26 nginx-1.22 nginx-lines nginx-asan nginx-run \
         $(NGINX_LINE_TARGETS)
 
@@ -40,12 +46,7 @@ $(NGINX_LINE_TARGETS): nginx-%: lib
 # skipped with the script's message; any other failure stops
 ## every supported line once, skipping those whose source is absent
 nginx-lines: lib
-	@for v in $(NGINX_LINES); do \
-	    rc=0; BUILD=$(BUILD) scripts/nginx-source.sh $$v > /dev/null || rc=$$?; \
-	    [ $$rc -eq 77 ] && continue; \
-	    [ $$rc -eq 0 ] || exit $$rc; \
-	    $(MAKE) --no-print-directory nginx-$$v || exit 1; \
-	done
+	@for v in $(NGINX_LINES); do $(call nginx_if_present,$$v) || exit 1; done
 
 ## build/nginx-stock and build/nginx-hpack (nginx 1.26.3)
 nginx-1.26: nginx-1.26.3

@@ -53,7 +53,11 @@ stage nginx-lines make --no-print-directory nginx-lines
 stage interop    make --no-print-directory interop
 stage interop-asan  make --no-print-directory interop-asan
 stage interop-1.22 make --no-print-directory interop-1.22
+stage interop-1.28 make --no-print-directory interop-1.28
+stage interop-1.30 make --no-print-directory interop-1.30
+stage interop-1.31 make --no-print-directory interop-1.31
 stage interop-proxy   make --no-print-directory interop-proxy
+stage interop-proxy-1.30 make --no-print-directory interop-proxy NGINX_VERSION=1.30.4
 stage interop-browser make --no-print-directory interop-browser
 stage bench-smoke make --no-print-directory bench-codec QUICK=1
 stage bench-nginx-smoke make --no-print-directory bench QUICK=1
