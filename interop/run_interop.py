@@ -129,35 +129,34 @@ def main():
                     print("SKIP  [%s] all cases: the server did not start"
                           % servers[k].label, flush=True)
 
-        if "clients" in suites:
-            for s in order:
-                cases_clients.register(results, s, stock)
-        if "h2" in suites:
-            for s in order:
-                cases_h2.register_h2(results, s)
-        if "settings" in suites:
-            for s in order:
-                cases_h2.register_settings(results, s)
-        if "continuation" in suites:
-            for s in order:
-                cases_h2.register_continuation(results, s)
-        if "trailers" in suites:
-            for s in order:
-                cases_h2.register_trailers(results, s)
-        if "malformed" in suites:
-            cases_malformed.register(results, order, stock)
-        if "hostile" in suites:
-            cases_hostile.register(results, running)
-        if "savings" in suites:
-            cases_load.register_savings(results, running)
-        if "memory" in suites:
-            cases_load.register_memory(results, running)
-        if "logvars" in suites:
-            cases_load.register_logvars(results, running)
-        if "differential" in suites:
-            cases_differential.register(results, servers)
-        if "early_hints" in suites:
-            cases_early_hints.register(results, servers)
+        # each suite's cases, in the order SUITES lists them: once per
+        # server that started, or once over all of them
+        per_server = {
+            "clients": lambda s: cases_clients.register(results, s, stock),
+            "h2": lambda s: cases_h2.register_h2(results, s),
+            "settings": lambda s: cases_h2.register_settings(results, s),
+            "continuation":
+                lambda s: cases_h2.register_continuation(results, s),
+            "trailers": lambda s: cases_h2.register_trailers(results, s),
+        }
+        over_all = {
+            "malformed":
+                lambda: cases_malformed.register(results, order, stock),
+            "hostile": lambda: cases_hostile.register(results, running),
+            "savings": lambda: cases_load.register_savings(results, running),
+            "memory": lambda: cases_load.register_memory(results, running),
+            "logvars": lambda: cases_load.register_logvars(results, running),
+            "differential":
+                lambda: cases_differential.register(results, servers),
+            "early_hints":
+                lambda: cases_early_hints.register(results, servers),
+        }
+        for suite in suites:
+            if suite in per_server:
+                for s in order:
+                    per_server[suite](s)
+            else:
+                over_all[suite]()
 
         for s in order:
             Results.run(results, s.label, "error_log_has_no_crash_or_alert",
