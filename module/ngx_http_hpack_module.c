@@ -8,7 +8,8 @@
  * header blocks and encodes response header blocks.  This file holds the
  * directives, the configuration, the variables, the hooks' installation
  * and the connection setup; ngx_http_hpack_request.c decodes request
- * header blocks, ngx_http_hpack_response.c encodes response ones.
+ * header blocks, ngx_http_hpack_response.c encodes response ones,
+ * ngx_http_hpack_status.c keeps the counters of hpack_status.
  */
 
 
@@ -59,6 +60,7 @@ static void ngx_http_hpack_policy_cleanup(void *data);
 static ngx_int_t ngx_http_hpack_postconfiguration(ngx_conf_t *cf);
 static ngx_int_t ngx_http_hpack_init_module(ngx_cycle_t *cycle);
 static void ngx_http_hpack_unhook(void *data);
+static void ngx_http_hpack_exit_process(ngx_cycle_t *cycle);
 
 
 static ngx_conf_post_handler_pt  ngx_http_hpack_table_size_p =
@@ -85,6 +87,13 @@ static ngx_command_t  ngx_http_hpack_commands[] = {
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_CONF_1MORE,
       ngx_http_hpack_never_index,
       NGX_HTTP_SRV_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("hpack_status"),
+      NGX_HTTP_LOC_CONF|NGX_CONF_NOARGS|NGX_CONF_TAKE1,
+      ngx_http_hpack_status,
+      0,
       0,
       NULL },
 
@@ -117,7 +126,7 @@ ngx_module_t  ngx_http_hpack_module = {
     NULL,                                  /* init process */
     NULL,                                  /* init thread */
     NULL,                                  /* exit thread */
-    NULL,                                  /* exit process */
+    ngx_http_hpack_exit_process,           /* exit process */
     NULL,                                  /* exit master */
     NGX_MODULE_V1_PADDING
 };
@@ -246,6 +255,8 @@ ngx_http_hpack_init_connection(ngx_http_v2_connection_t *h2c)
                                              h2c->http_connection->conf_ctx,
                                              ngx_http_hpack_module);
 
+    ngx_http_hpack_status_open(hc);
+
     h2c->hpack_ctx = hc;
 
     return NGX_OK;
@@ -276,6 +287,8 @@ ngx_http_hpack_cleanup(void *data)
 
     hc->decoder = NULL;
     hc->encoder = NULL;
+
+    ngx_http_hpack_status_close(hc);
 }
 
 
@@ -602,7 +615,13 @@ ngx_http_hpack_postconfiguration(ngx_conf_t *cf)
 static ngx_int_t
 ngx_http_hpack_init_module(ngx_cycle_t *cycle)
 {
-    ngx_pool_cleanup_t  *cln;
+    ngx_pool_cleanup_t          *cln;
+    ngx_http_hpack_main_conf_t  *hmcf;
+
+    /* NULL without an http block */
+    hmcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_hpack_module);
+
+    ngx_http_hpack_status_attach(hmcf);
 
     cln = ngx_pool_cleanup_add(cycle->pool, 0);
     if (cln == NULL) {
@@ -629,4 +648,11 @@ ngx_http_hpack_unhook(void *data)
                     sizeof(ngx_http_v2_hpack_hooks_t));
         ngx_http_hpack_hooks_owner = NULL;
     }
+}
+
+
+static void
+ngx_http_hpack_exit_process(ngx_cycle_t *cycle)
+{
+    ngx_http_hpack_status_exit();
 }

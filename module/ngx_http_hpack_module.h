@@ -5,8 +5,9 @@
  *
  * What the module's files share: ngx_http_hpack_module.c (directives,
  * configuration, variables, the hooks, connection setup),
- * ngx_http_hpack_request.c (request header blocks, the memo) and
- * ngx_http_hpack_response.c (response header and trailer blocks).  Only
+ * ngx_http_hpack_request.c (request header blocks, the memo),
+ * ngx_http_hpack_response.c (response header and trailer blocks) and
+ * ngx_http_hpack_status.c (the counters of hpack_status, its page).  Only
  * cold calls cross files: in a shared object a global function is called
  * through the PLT and not inlined, so the helpers of the hot paths are
  * static, here static inline when both sides use them.
@@ -50,6 +51,29 @@
 #define NGX_HTTP_HPACK_INVALID         2      /* r->invalid_header */
 #define NGX_HTTP_HPACK_BAD             3      /* 400 Bad Request */
 
+/* what a connection's blocks add up to (ngx_http_hpack_status_t.in, .out) */
+#define NGX_HTTP_HPACK_WIRE            0
+#define NGX_HTTP_HPACK_PLAIN           1      /* name + value lengths */
+#define NGX_HTTP_HPACK_FIELDS          2
+#define NGX_HTTP_HPACK_INDEXED         3
+#define NGX_HTTP_HPACK_SUMS            4
+
+/* the gauges (ngx_http_hpack_status_t.gauges) */
+#define NGX_HTTP_HPACK_CONNECTIONS     0
+#define NGX_HTTP_HPACK_TABLE_BYTES     1
+#define NGX_HTTP_HPACK_GAUGES          2
+
+/* kinds of request header blocks refused (ngx_http_hpack_status_t.errors) */
+#define NGX_HTTP_HPACK_ERR_HUFFMAN     0
+#define NGX_HTTP_HPACK_ERR_INTEGER     1
+#define NGX_HTTP_HPACK_ERR_INDEX       2
+#define NGX_HTTP_HPACK_ERR_TRUNCATED   3
+#define NGX_HTTP_HPACK_ERR_SIZE_UPDATE 4
+#define NGX_HTTP_HPACK_ERR_LIMITS      5
+#define NGX_HTTP_HPACK_ERR_EMPTY_NAME  6
+#define NGX_HTTP_HPACK_ERR_INTERNAL    7
+#define NGX_HTTP_HPACK_ERRORS          8
+
 /* the user-agent classification (ngx_http_hpack_memo_t.ua) */
 #define NGX_HTTP_HPACK_UA_KNOWN        0x80
 #define NGX_HTTP_HPACK_UA_MSIE         0x01
@@ -89,6 +113,19 @@ typedef struct {
 } ngx_http_hpack_static_t;
 
 
+/*
+ * The counters of hpack_status, over every worker, in the shared zone.  The
+ * sums that every block adds to come first, in a cache line of their own.
+ */
+
+typedef struct {
+    ngx_atomic_t                       in[NGX_HTTP_HPACK_SUMS];
+    ngx_atomic_t                       out[NGX_HTTP_HPACK_SUMS];
+    ngx_atomic_t                       gauges[NGX_HTTP_HPACK_GAUGES];
+    ngx_atomic_t                       errors[NGX_HTTP_HPACK_ERRORS];
+} ngx_http_hpack_status_t;
+
+
 typedef struct {
     /* index 1..61, as field.static_index */
     ngx_http_hpack_static_t            statics[NGX_HTTP_HPACK_STATIC_ENTRIES
@@ -96,6 +133,9 @@ typedef struct {
 
     /* "server" values in their literal form, by server_tokens */
     ngx_str_t                          server_literal[3];
+
+    /* the zone of hpack_status, NULL without the directive */
+    ngx_shm_zone_t                    *status_zone;
 } ngx_http_hpack_main_conf_t;
 
 
@@ -121,6 +161,11 @@ typedef struct {
 
     size_t                             block_wire;
     size_t                             block_plain;
+
+    /* hpack_status: the zone's counters, and what was added to them */
+    ngx_http_hpack_status_t           *status;
+    uint64_t                           in_folded[NGX_HTTP_HPACK_SUMS];
+    uint64_t                           out_folded[NGX_HTTP_HPACK_SUMS];
 
     unsigned                           peer_table_size_set:1;
     unsigned                           in_block:1;
@@ -158,6 +203,14 @@ ngx_int_t ngx_http_hpack_encode_early_hints(ngx_http_request_t *r,
     u_char **start, u_char **end);
 #endif
 
+/* ngx_http_hpack_status.c */
+
+char *ngx_http_hpack_status(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+void ngx_http_hpack_status_attach(ngx_http_hpack_main_conf_t *hmcf);
+void ngx_http_hpack_status_open(ngx_http_hpack_conn_t *hc);
+void ngx_http_hpack_status_close(ngx_http_hpack_conn_t *hc);
+void ngx_http_hpack_status_exit(void);
+
 
 extern ngx_module_t  ngx_http_hpack_module;
 
@@ -179,6 +232,32 @@ ngx_http_hpack_get_ctx(ngx_http_request_t *r)
     }
 
     return ctx;
+}
+
+
+/*
+ * What a connection's codec counted since the last fold goes to the zone's
+ * sums: one atomic add per sum and block, none per field.
+ */
+
+static ngx_inline void
+ngx_http_hpack_fold(ngx_atomic_t *total, uint64_t *folded,
+    const hpack_stats_t *stats)
+{
+    uint64_t    now[NGX_HTTP_HPACK_SUMS];
+    ngx_uint_t  i;
+
+    now[NGX_HTTP_HPACK_WIRE] = stats->wire_bytes;
+    now[NGX_HTTP_HPACK_PLAIN] = stats->plain_bytes;
+    now[NGX_HTTP_HPACK_FIELDS] = stats->fields;
+    now[NGX_HTTP_HPACK_INDEXED] = stats->indexed_static
+                                  + stats->indexed_dynamic;
+
+    for (i = 0; i < NGX_HTTP_HPACK_SUMS; i++) {
+        (void) ngx_atomic_fetch_add(&total[i],
+                                    (ngx_atomic_int_t) (now[i] - folded[i]));
+        folded[i] = now[i];
+    }
 }
 
 

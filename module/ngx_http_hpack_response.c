@@ -482,6 +482,7 @@ ngx_http_hpack_encode(ngx_http_request_t *r, hpack_header_t *hs,
     u_char                 *out;
     size_t                  bound, len, plain;
     ngx_uint_t              i;
+    hpack_stats_t           stats;
     ngx_connection_t       *c;
     ngx_http_hpack_ctx_t   *ctx;
     ngx_http_hpack_conn_t  *hc;
@@ -531,6 +532,11 @@ ngx_http_hpack_encode(ngx_http_request_t *r, hpack_header_t *hs,
 
     ctx->out_wire += len;
     ctx->out_plain += plain;
+
+    if (hc->status) {
+        hpack_encoder_stats(hc->encoder, &stats);
+        ngx_http_hpack_fold(hc->status->out, hc->out_folded, &stats);
+    }
 
     *start = out;
     *end = out + len;
