@@ -7,6 +7,8 @@
 #   hpack-off  build/nginx-hpack/sbin/nginx with the module and "hpack off"
 #   hpack-on   the same with "hpack on" (for information: the module's own
 #              cost or saving on this small request, not checked)
+#   hpack-status  "hpack on" and a location with hpack_status (not asked
+#              for): what keeping the status counters costs a request
 #
 # One worker in the foreground (daemon off, master_process off) serves
 # GET /tiny (return 200 "ok\n") to h2load on one connection, with a real
@@ -34,7 +36,8 @@
 #   bench/stock_cost.sh [--max-extra N]      (default 30)
 #
 # Exits 1 when the no-module or hpack-off median exceeds stock's by more
-# than N instructions per request (a lost inlining showed as +78).
+# than N instructions per request (a lost inlining showed as +78), or when
+# hpack-status's exceeds hpack-on's by 1% or more.
 # BUILD (build) locates the binaries; OUT (BUILD/bench/stock-cost) keeps
 # the profiles.
 set -euo pipefail
@@ -86,7 +89,7 @@ stop() {
     wait "$pid" || true
 }
 
-# run NAME BINARY LOAD_MODULE(0|1) HPACK(on|off|none) REQUESTS
+# run NAME BINARY LOAD_MODULE(0|1) HPACK(on|off|none|status) REQUESTS
 #   -> "OWN TOTAL": Ir in nginx and the module, Ir of the whole process
 run() {
     local name="$1" bin="$2" load="$3" hp="$4" n="$5"
@@ -100,7 +103,11 @@ run() {
         # keepalive_requests: the default 1000 would end the connection
         echo "http { access_log off; keepalive_requests 10000;"
         echo "  server { listen 127.0.0.1:$port; http2 on;"
-        [ "$hp" != none ] && echo "    hpack $hp;"
+        case "$hp" in
+            on|off) echo "    hpack $hp;" ;;
+            status) echo "    hpack on;"
+                    echo "    location = /hpack_status { hpack_status; }" ;;
+        esac
         echo '    location /tiny { return 200 "ok\n"; } } }'
     } > "$d/nginx.conf"
     valgrind --tool=callgrind --callgrind-out-file="$d/callgrind.out" \
@@ -177,6 +184,7 @@ for r in $(seq 1 "$rounds"); do
     measure no-module "$hpack" 0 none
     measure hpack-off "$hpack" 1 off
     measure hpack-on "$hpack" 1 on
+    measure hpack-status "$hpack" 1 status
 done
 
 base="$(tr ' ' '\n' <<< "${got[stock]}" | grep . | median)"
@@ -184,14 +192,22 @@ abase="$(tr ' ' '\n' <<< "${all[stock]}" | grep . | median)"
 status=0
 echo "instructions per request in nginx and the module (checked), and in the"
 echo "whole process with libc and the loader (for information):"
-printf '%-10s %-20s %7s %8s   %-20s %7s %8s\n' build "nginx+module" median \
+printf '%-12s %-20s %7s %8s   %-20s %7s %8s\n' build "nginx+module" median \
     "vs stock" "whole process" median "vs stock"
-for b in stock no-module hpack-off hpack-on; do
+for b in stock no-module hpack-off hpack-on hpack-status; do
     m="$(tr ' ' '\n' <<< "${got[$b]}" | grep . | median)"
     a="$(tr ' ' '\n' <<< "${all[$b]}" | grep . | median)"
-    printf '%-10s %-20s %7d %+8d   %-20s %7d %+8d\n' "$b" "${got[$b]}" "$m" \
+    printf '%-12s %-20s %7d %+8d   %-20s %7d %+8d\n' "$b" "${got[$b]}" "$m" \
         $(( m - base )) "${all[$b]}" "$a" $(( a - abase ))
-    if [ "$b" != stock ] && [ "$b" != hpack-on ] \
+    if [ "$b" = hpack-on ]; then
+        on="$m"
+    fi
+    if [ "$b" = hpack-status ] && [ $(( (m - on) * 100 )) -ge "$on" ]; then
+        echo "stock-cost: hpack_status costs $(( m - on )) instructions per" \
+             "request, 1% of hpack-on's $on or more" >&2
+        status=1
+    fi
+    if { [ "$b" = no-module ] || [ "$b" = hpack-off ]; } \
        && [ $(( m - base )) -gt "$max_extra" ]; then
         echo "stock-cost: $b costs $(( m - base )) instructions per request" \
              "more than stock (allowed: $max_extra)" >&2
