@@ -161,11 +161,12 @@ typedef struct {
 
     size_t                             block_wire;
     size_t                             block_plain;
+    ngx_uint_t                         block_fields;
 
-    /* hpack_status: the zone's counters, and what was added to them */
+    /* hpack_status: the zone's counters, the indexed fields added to them */
     ngx_http_hpack_status_t           *status;
-    uint64_t                           in_folded[NGX_HTTP_HPACK_SUMS];
-    uint64_t                           out_folded[NGX_HTTP_HPACK_SUMS];
+    uint64_t                           in_indexed;
+    uint64_t                           out_indexed;
 
     unsigned                           peer_table_size_set:1;
     unsigned                           in_block:1;
@@ -236,28 +237,22 @@ ngx_http_hpack_get_ctx(ngx_http_request_t *r)
 
 
 /*
- * What a connection's codec counted since the last fold goes to the zone's
- * sums: one atomic add per sum and block, none per field.
+ * A block's sums go to the zone's when it ends: one atomic add per sum and
+ * block, none per field.  Wire and plain octets and fields are the
+ * module's own count of the block; of the indexed fields the codec keeps
+ * the count (indexed: its total now, folded: what was added before).
  */
 
 static ngx_inline void
-ngx_http_hpack_fold(ngx_atomic_t *total, uint64_t *folded,
-    const hpack_stats_t *stats)
+ngx_http_hpack_fold(ngx_atomic_t *total, size_t wire, size_t plain,
+    ngx_uint_t fields, uint64_t indexed, uint64_t *folded)
 {
-    uint64_t    now[NGX_HTTP_HPACK_SUMS];
-    ngx_uint_t  i;
-
-    now[NGX_HTTP_HPACK_WIRE] = stats->wire_bytes;
-    now[NGX_HTTP_HPACK_PLAIN] = stats->plain_bytes;
-    now[NGX_HTTP_HPACK_FIELDS] = stats->fields;
-    now[NGX_HTTP_HPACK_INDEXED] = stats->indexed_static
-                                  + stats->indexed_dynamic;
-
-    for (i = 0; i < NGX_HTTP_HPACK_SUMS; i++) {
-        (void) ngx_atomic_fetch_add(&total[i],
-                                    (ngx_atomic_int_t) (now[i] - folded[i]));
-        folded[i] = now[i];
-    }
+    (void) ngx_atomic_fetch_add(&total[NGX_HTTP_HPACK_WIRE], wire);
+    (void) ngx_atomic_fetch_add(&total[NGX_HTTP_HPACK_PLAIN], plain);
+    (void) ngx_atomic_fetch_add(&total[NGX_HTTP_HPACK_FIELDS], fields);
+    (void) ngx_atomic_fetch_add(&total[NGX_HTTP_HPACK_INDEXED],
+                                (ngx_atomic_int_t) (indexed - *folded));
+    *folded = indexed;
 }
 
 

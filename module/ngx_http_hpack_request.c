@@ -77,6 +77,7 @@ ngx_http_hpack_decode_block(ngx_http_v2_connection_t *h2c, u_char **pos,
         hc->in_block = 1;
         hc->block_wire = 0;
         hc->block_plain = 0;
+        hc->block_fields = 0;
     }
 
     for ( ;; ) {
@@ -86,6 +87,7 @@ ngx_http_hpack_decode_block(ngx_http_v2_connection_t *h2c, u_char **pos,
                                  last, fields, NGX_HTTP_HPACK_BATCH, &n);
 
         hc->block_wire += *pos - start;
+        hc->block_fields += n;
 
         /*
          * in wire order: a field may refer to an entry an earlier one of
@@ -201,7 +203,11 @@ ngx_http_hpack_fold_in(ngx_http_hpack_conn_t *hc)
     hpack_stats_t  stats;
 
     hpack_decoder_stats(hc->decoder, &stats);
-    ngx_http_hpack_fold(hc->status->in, hc->in_folded, &stats);
+
+    ngx_http_hpack_fold(hc->status->in, hc->block_wire, hc->block_plain,
+                        hc->block_fields,
+                        stats.indexed_static + stats.indexed_dynamic,
+                        &hc->in_indexed);
 }
 
 

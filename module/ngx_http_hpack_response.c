@@ -535,7 +535,10 @@ ngx_http_hpack_encode(ngx_http_request_t *r, hpack_header_t *hs,
 
     if (hc->status) {
         hpack_encoder_stats(hc->encoder, &stats);
-        ngx_http_hpack_fold(hc->status->out, hc->out_folded, &stats);
+
+        ngx_http_hpack_fold(hc->status->out, len, plain, n,
+                            stats.indexed_static + stats.indexed_dynamic,
+                            &hc->out_indexed);
     }
 
     *start = out;

@@ -4,12 +4,12 @@
  * the start, kept in a shared zone, and the page that shows it
  * (Prometheus's text format, or JSON).
  *
- * A connection's sums are the codec's own statistics, folded into the
- * zone when one of its blocks ends (ngx_http_hpack_fold()): nothing is
- * counted per field.  The gauges move when a connection starts or ends and
- * when its codec allocates or frees; what a worker added to them is taken
- * back when it exits, open connections and all.  The zone outlives
- * workers and reloads, as long as the directive stays.
+ * A block's sums are folded into the zone when the block ends
+ * (ngx_http_hpack_fold()): nothing is counted per field.  The gauges move
+ * when a connection starts or ends and when its codec allocates or frees;
+ * what a worker added to them is taken back when it exits, open
+ * connections and all.  The zone outlives workers and reloads, as long as
+ * the directive stays.
  */
 
 
