@@ -35,6 +35,7 @@ import cases_h2
 import cases_hostile
 import cases_load
 import cases_malformed
+import cases_status
 
 KINDS = ("on", "small", "off", "nomod", "stock")
 
@@ -43,7 +44,7 @@ KINDS = ("on", "small", "off", "nomod", "stock")
 SUITES = {
     "1.26.3": ("clients", "h2", "settings", "continuation", "trailers",
                "malformed", "hostile", "savings", "memory", "logvars",
-               "differential", "early_hints"),
+               "differential", "early_hints", "status"),
     "1.22.1": ("clients", "h2", "malformed", "hostile", "savings",
                "differential", "early_hints"),
     "1.28.3": ("clients", "differential", "early_hints"),
@@ -150,6 +151,7 @@ def main():
                 lambda: cases_differential.register(results, servers),
             "early_hints":
                 lambda: cases_early_hints.register(results, servers),
+            "status": lambda: cases_status.register(results, running),
         }
         for suite in suites:
             if suite in per_server:
