@@ -18,7 +18,8 @@ Then what docs/DIRECTIVES.md says of worker exit and reload: a worker
 that exits gracefully (SIGQUIT), one that is terminated (SIGTERM) with a
 connection open, and a reload (SIGHUP) keep every sum; the gauges count
 the connections open now (none after the SIGTERM); traffic after the
-reload adds to the same counters.
+reload adds to the same counters.  Under --asan the reload is left out
+(ASan stops nginx's master there, see survives()).
 """
 
 import json
@@ -34,7 +35,8 @@ from hpack import Decoder
 
 import nginx_runner
 from cases_clients import h2load
-from harness import (PREFACE, FrameTap, H2Client, RawH2, Skip, check, info,
+import harness
+from harness import (PREFACE, FrameTap, H2Client, RawH2, check, info,
                      representations)
 
 PORT_OFFSET = 400           # h2c + 400 (+ 2 with two workers), page + 1
@@ -397,15 +399,14 @@ def wait_workers(server, gone, timeout=15):
                        % (server.label, server.worker_pids(), server.workers))
 
 
-def wait_exit(pid, timeout=15):
+def wait_exit(server, pid, why, timeout=30):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if not os.path.exists("/proc/%d" % pid):
             return
         time.sleep(0.1)
-    raise Skip("worker %d did not exit" % pid)
+    raise server.error("%s: worker %d did not exit; %s"
+                       % (why, pid, server.log_tail(600)))
 
 
 def counters_case(server):
@@ -433,7 +434,7 @@ def survives(server, expected):
     # a graceful exit of one worker
     pid = server.worker_pids()[0]
     os.kill(pid, signal.SIGQUIT)
-    wait_exit(pid)
+    wait_exit(server, pid, "SIGQUIT")
     wait_workers(server, [pid])
     check_counters(server, expected, "after SIGQUIT to worker %d" % pid)
 
@@ -442,18 +443,24 @@ def survives(server, expected):
     try:
         pid = worker_of(server, "held")
         os.kill(pid, signal.SIGTERM)
-        wait_exit(pid)
+        wait_exit(server, pid, "SIGTERM")
     finally:
         c.sock.close()
     wait_workers(server, [pid])
     check_counters(server, expected, "after SIGTERM to worker %d with a "
                    "connection open" % pid)
 
-    # a reload: new workers, the same zone
+    # a reload: new workers, the same zone.  Not under ASan: the master's
+    # reload copies nginx's ngx_modules[], and ASan, which took the
+    # module's own 16-octet ngx_modules[] (same name, bound to nginx's)
+    # for that array, stops it for a global-buffer-overflow
+    if harness.SANITIZED:
+        info("%s: reload left out under ASan" % server.label)
+        return
     old = server.worker_pids()
     os.kill(server.master_pid, signal.SIGHUP)
     for pid in old:
-        wait_exit(pid)
+        wait_exit(server, pid, "reload")
     wait_workers(server, old)
     check_counters(server, expected, "after a reload")
     python_h2(server, expected, "reloaded")
