@@ -35,6 +35,7 @@ from hpack import Decoder
 
 import nginx_runner
 from cases_clients import h2load
+from cases_early_hints import HintsOrigin, supported as has_early_hints
 import harness
 from harness import (PREFACE, FrameTap, H2Client, RawH2, check, info,
                      representations)
@@ -87,6 +88,7 @@ http {{
             add_trailer  x-checksum  $request_id;
             return  200 "trailers\\n";
         }}
+{early_hints}
     }}
 
     server {{
@@ -101,6 +103,15 @@ http {{
     }}
 }}
 """
+
+# nginx 1.29 and later: 103 blocks from cases_early_hints.py's origin
+EARLY_HINTS = """
+        location /eh/ {
+            early_hints         $http2;
+            proxy_pass          http://127.0.0.1:%d;
+            proxy_http_version  1.1;
+            proxy_set_header    Connection "";
+        }"""
 
 
 class StatusServer(nginx_runner.Nginx):
@@ -128,7 +139,9 @@ class StatusServer(nginx_runner.Nginx):
         self.write_conf(CONF.format(
             load_module=subst["LOAD_MODULE"], user=subst["USER"],
             workers=self.workers, h2c=self.h2c_port, page=self.page_port,
-            listen_http2=subst["LISTEN_HTTP2"], http2_on=subst["HTTP2_ON"]))
+            listen_http2=subst["LISTEN_HTTP2"], http2_on=subst["HTTP2_ON"],
+            early_hints=EARLY_HINTS % HintsOrigin.shared().port
+            if has_early_hints(self.version) else ""))
 
     def page(self, path):
         """The page over HTTP/1.1: (content type, text)."""
@@ -338,12 +351,20 @@ def chosen_requests(server, c, path_tag):
     sids.append(c.request(base + [(b":path", b"/trailers?%s" % path_tag)]))
     sids.append(c.request(base + [(b":path", b"/echo?%s" % path_tag),
                                   (b"x-echo", ECHO.encode())]))
+    hints = has_early_hints(server.version)
+    if hints:
+        sids += [c.request(base + [(b":path", b"/eh/%d" % i)])
+                 for i in range(3)]
     for r in c.wait(sids):
         check(r.status == 200, "%s: status %d" % (path_tag, r.status))
     trailers = [b for _, b, end in c.tap.blocks if end]
     check(trailers, "no trailers block came")
     big = [b for _, b, _ in c.tap.blocks if len(b) > 16384]
     check(big, "no response block over 16,384 octets came")
+    # a 103 block and the 200's on each /eh/ stream
+    blocks = [sid for sid, _, _ in c.tap.blocks]
+    check(not hints or all(blocks.count(sid) == 2 for sid in sids[-3:]),
+          "/eh/ streams without their 103 block: %s" % blocks)
 
 
 def python_h2(server, expected, tag):

@@ -14,13 +14,13 @@ INTEROP_ARGS ?=
 interop: nginx-1.26
 	BUILD=$(BUILD) interop/run.sh $(INTEROP_ARGS)
 
-## nginx 1.22.1: clients, python3-h2, malformed, hostile, differential, 103
+## nginx 1.22.1: clients, python3-h2, malformed, hostile, differential, 103, status
 interop-1.22: nginx-1.22
 	BUILD=$(BUILD) interop/run.sh --version 1.22.1 $(INTEROP_ARGS)
 
 # The lines whose source comes from ../shared/nginx (or NGINX_SRC): when it
 # is absent, the build step says so and the suite reports every server SKIP.
-## nginx 1.28.3: the core clients, the differential and Early Hints tests
+## nginx 1.28.3: the core clients, the differential, Early Hints and status tests
 interop-1.28:
 	@$(call nginx_if_present,1.28.3)
 	BUILD=$(BUILD) interop/run.sh --version 1.28.3 $(INTEROP_ARGS)
@@ -30,7 +30,7 @@ interop-1.30:
 	@$(call nginx_if_present,1.30.4)
 	BUILD=$(BUILD) interop/run.sh --version 1.30.4 $(INTEROP_ARGS)
 
-## nginx 1.31.4 (mainline): the core clients, the differential and 103 tests
+## nginx 1.31.4 (mainline): the core clients, the differential, 103 and status tests
 interop-1.31:
 	@$(call nginx_if_present,1.31.4)
 	BUILD=$(BUILD) interop/run.sh --version 1.31.4 $(INTEROP_ARGS)

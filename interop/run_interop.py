@@ -46,7 +46,7 @@ SUITES = {
                "malformed", "hostile", "savings", "memory", "logvars",
                "differential", "early_hints", "status"),
     "1.22.1": ("clients", "h2", "malformed", "hostile", "savings",
-               "differential", "early_hints"),
+               "differential", "early_hints", "status"),
     "1.28.3": ("clients", "differential", "early_hints"),
     "1.30.4": ("clients", "differential", "early_hints"),
     "1.31.4": ("clients", "differential", "early_hints"),
