@@ -384,7 +384,8 @@ def malformed(server, expected):
             outcome = c.outcome(sid)
         finally:
             c.close()
-        check(outcome == "GOAWAY COMPRESSION_ERROR", "%s: %s" % (kind, outcome))
+        check(outcome == "GOAWAY COMPRESSION_ERROR",
+              "%s: %s" % (kind, outcome))
         expected.errors[kind] += 1
 
 

@@ -60,6 +60,7 @@ ngx_http_hpack_decode_block(ngx_http_v2_connection_t *h2c, u_char **pos,
     size_t                  i, n;
     u_char                 *start;
     ngx_int_t               err;
+    ngx_uint_t              kind;
     hpack_field_t           fields[NGX_HTTP_HPACK_BATCH];
     ngx_http_request_t     *r;
     ngx_http_hpack_ctx_t   *ctx;
@@ -99,8 +100,8 @@ ngx_http_hpack_decode_block(ngx_http_v2_connection_t *h2c, u_char **pos,
 
             if (err != NGX_OK) {
                 hc->in_block = 0;
-                ngx_http_hpack_count_error(hc,
-                                           ngx_http_hpack_field_error_kind(err));
+                kind = ngx_http_hpack_field_error_kind(err);
+                ngx_http_hpack_count_error(hc, kind);
                 return err;
             }
         }
