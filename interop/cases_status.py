@@ -29,6 +29,7 @@ import signal
 import socket
 import threading
 import time
+import urllib.error
 import urllib.request
 
 from hpack import Decoder
@@ -148,6 +149,17 @@ class StatusServer(nginx_runner.Nginx):
         url = "http://127.0.0.1:%d%s" % (self.page_port, path)
         with urllib.request.urlopen(url, timeout=10) as r:
             return r.headers["Content-Type"], r.read().decode()
+
+    def refused(self, path, method="GET"):
+        """The status of a request the page refuses."""
+        url = "http://127.0.0.1:%d%s" % (self.page_port, path)
+        req = urllib.request.Request(url, data=b"x" if method == "POST"
+                                     else None, method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.status
+        except urllib.error.HTTPError as e:
+            return e.code
 
     def served_by(self):
         """Worker pid -> requests it logged."""
@@ -434,6 +446,11 @@ def wait_exit(server, pid, why, timeout=30):
 def counters_case(server):
     expected = Expected()
     check_counters(server, expected, "before any traffic")
+    for path, method, want in (("/status?format=xml", "GET", 400),
+                               ("/status", "POST", 405)):
+        got = server.refused(path, method)
+        check(got == want, "%s %s: %d, expected %d"
+              % (method, path, got, want))
 
     octets = h2load_through(server, expected, 400, 8)
     for attempt in range(5):
