@@ -7,8 +7,8 @@
 #   hpack-off  build/nginx-hpack/sbin/nginx with the module and "hpack off"
 #   hpack-on   the same with "hpack on" (for information: the module's own
 #              cost or saving on this small request, not checked)
-#   hpack-status  "hpack on" and a location with hpack_status (not asked
-#              for): what keeping the status counters costs a request
+#   hpack-status  "hpack on" and a location with hpack_status (never
+#              requested): what keeping its counters costs a request
 #
 # One worker in the foreground (daemon off, master_process off) serves
 # GET /tiny (return 200 "ok\n") to h2load on one connection, with a real
