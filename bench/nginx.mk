@@ -25,7 +25,7 @@ NGX_BENCH_SHOWN  := make bench$(if $(filter 1,$(QUICK)), QUICK=1)$(if \
                     $(NGINX_VERSION), NGINX_VERSION=$(NGINX_VERSION))$(if \
                     $(NGX_BENCH_PAIRS), NGX_BENCH_PAIRS=$(NGX_BENCH_PAIRS))
 
-.PHONY: bench bench-callgrind bench-throughput bench-stock-cost
+.PHONY: bench bench-callgrind bench-throughput bench-wire bench-stock-cost
 
 # Every workload over h2c and TLS, 9 A/B pairs, callgrind, the report and
 # plots in bench/results/<date>/ (about 8 minutes); QUICK=1: h2c, 2 pairs,
@@ -47,6 +47,11 @@ bench-callgrind: deps $(NGX_BENCH_NGINX)
 bench-throughput: deps $(NGX_BENCH_NGINX)
 	BUILD=$(BUILD) $(NGX_BENCH) --only throughput $(NGX_BENCH_FLAGS) \
 	    --command "make bench-throughput"
+
+## the response blocks of a new connection and one warm block, no load
+bench-wire: deps $(NGX_BENCH_NGINX)
+	BUILD=$(BUILD) $(NGX_BENCH) --only wire $(NGX_BENCH_FLAGS) \
+	    --command "make bench-wire"
 
 # what the hook patch costs with the module absent or off (instructions per
 # request against stock, under callgrind; fails above +30)

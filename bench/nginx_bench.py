@@ -6,7 +6,8 @@ Both nginx 1.26.3 builds (build/nginx-stock, build/nginx-hpack), or with
 configuration template, bench/conf/bench.conf: the module build with
 load_module and "hpack on", the stock build without either, one worker each,
 on 127.0.0.1 only (stock: 19080 h2c, 19443 TLS; module: 19081, 19444;
-under callgrind 19082-19083 and 19445-19446).  Then, in this order:
+under callgrind 19082-19083 and 19445-19446; INTEROP_PORT_SHIFT=N moves
+them all by N).  Then, in this order:
 
 0. snapshot: both builds' binaries (and the module) are copied under
    build/bench/nginx/bin/, so that a rebuild elsewhere changes nothing;
@@ -78,8 +79,13 @@ VERSION = "1.26.3"
 # a `make nginx-1.26` elsewhere during the run changes nothing measured.
 SNAPSHOT = WORK / "bin"
 MODULE_SO = nginx_runner.MODULE_SO
-PORTS = {"stock": (19080, 19443), "module": (19081, 19444)}
-CG_PORTS = {"stock": (19082, 19445), "module": (19083, 19446)}
+# INTEROP_PORT_SHIFT=N moves every port by N, as it moves the interop
+# suite's (interop/harness.py)
+SHIFT = int(os.environ.get("INTEROP_PORT_SHIFT", "0"))
+PORTS = {"stock": (19080 + SHIFT, 19443 + SHIFT),
+         "module": (19081 + SHIFT, 19444 + SHIFT)}
+CG_PORTS = {"stock": (19082 + SHIFT, 19445 + SHIFT),
+            "module": (19083 + SHIFT, 19446 + SHIFT)}
 
 # An 11-field Chrome 124 navigation: the 4 pseudo-headers h2load makes from
 # the URL and these 7 (the request of bench/codec_bench.cc, same values).
@@ -576,15 +582,52 @@ def served(cfg, out_dir, data):
         data["throughput"] = throughput(cfg, servers, out_dir)
         log("header bytes per response against requests per connection")
         data["curve"] = header_curve(cfg, servers, out_dir)
-        for b in BUILDS:
-            data["wire"][b] = nginx_wire.warm_block(
-                servers[b].h2c_port, LOCATIONS["headers"], BROWSER_HEADERS)
+        wire(cfg, servers, data)
         for b in BUILDS:
             data["memory"][b] = servers[b].worker_memory()
             data["problems"] += ["%s: %s" % (b, line) for line in
                                  servers[b].log_problems()]
     finally:
         stop_all()
+
+
+def wire(cfg, servers, data):
+    """The blocks on the wire: one warm /headers block field by field, and
+    the first blocks of a connection on every workload."""
+    for b in BUILDS:
+        data["wire"][b] = nginx_wire.warm_block(
+            servers[b].h2c_port, LOCATIONS["headers"], BROWSER_HEADERS)
+    data["first_blocks"] = first_blocks(cfg, servers)
+
+
+def wire_only(cfg, data):
+    """wire() alone (--only wire): no load, both servers up for it."""
+    servers = {b: Server(b) for b in BUILDS}
+    try:
+        for s in servers.values():
+            s.start()
+        wire(cfg, servers, data)
+    finally:
+        stop_all()
+
+
+def first_blocks(cfg, servers):
+    """The octets of the first FIRST_BLOCKS response blocks of a new h2c
+    connection, each build, for every location and set of request headers:
+    a cold connection's response is its first block."""
+    out = []
+    for loc in cfg["locations"]:
+        for hs in cfg["header_sets"]:
+            row = {"location": loc, "headers": hs}
+            for b in BUILDS:
+                row[b] = nginx_wire.block_sizes(
+                    servers[b].h2c_port, LOCATIONS[loc], HEADER_SETS[hs],
+                    FIRST_BLOCKS)
+            out.append(row)
+    return out
+
+
+FIRST_BLOCKS = 3
 
 
 def proxy_workload(quick):
@@ -648,7 +691,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
                     help="a smoke run: 2 pairs, h2c only, few requests")
-    ap.add_argument("--only", choices=("throughput", "callgrind", "proxy"),
+    ap.add_argument("--only", choices=("throughput", "callgrind", "proxy", "wire"),
                     help="one phase (the report shows what was measured)")
     ap.add_argument("--pairs", type=int, help="A/B pairs per workload")
     ap.add_argument("--out", help="results directory (default "
@@ -704,11 +747,14 @@ def main():
         return 1
     env = environment(args, cfg)
     data = {"environment": env, "throughput": [], "curve": [],
-            "wire": {}, "callgrind": [], "problems": [], "memory": {}}
+            "wire": {}, "first_blocks": [], "callgrind": [],
+            "problems": [], "memory": {}}
     try:
         nginx_runner.certificate()
         if args.only in (None, "throughput"):
             served(cfg, staging, data)
+        elif args.only == "wire":
+            wire_only(cfg, data)
         if args.only in (None, "callgrind"):
             log("callgrind: each build, N_lo and N_hi requests per workload")
             data["callgrind"] = callgrind(cfg, staging)

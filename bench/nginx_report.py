@@ -16,6 +16,7 @@ TARGETS = {
     "savings_headers": 90.0,    # h2load's space savings, warm
     "rps_headers": 1.3,         # req/s, /headers, warm, h2c
     "cold": 1.0,                # req/s of cold connections, every workload
+    "cold_l1": 1.5,             # L1 misses per cold request (callgrind)
 }
 STOCK_EARLIER = {
     "headers": (22200, 39745), "tiny": (11088, 20803), "bytes": 496,
@@ -162,7 +163,52 @@ def targets(data):
                         len(colds), len(beyond), cold_cpu_note(colds))
                      + cold_instructions_note(cg),
                      cold_verdict(slower, beyond, cg)))
+    rows += cold_miss_rows(cg) + first_block_rows(data.get("first_blocks"))
     return rows
+
+
+def cold_miss_rows(cg):
+    """L1 misses per cold request (callgrind's cache simulation) against
+    1.5x stock's, the worst workload."""
+    ratios = []
+    for c in cg:
+        s, m = (c["builds"][b].get("misses") for b in ("stock", "module"))
+        if c["conn"] == "cold" and s and m and s["l1"] > 0:
+            ratios.append((m["l1"] / s["l1"], c, s["l1"], m["l1"]))
+    if not ratios:
+        return []
+    r, c, s, m = max(ratios, key=lambda x: x[0])
+    return [("L1 misses/request, cold, every callgrind workload",
+             "<= 1.5x stock",
+             "highest %.2fx (`%s` %s: %s vs stock %s)"
+             % (r, LOCATION_PATH[c["location"]], c["headers"], fmt(m),
+                fmt(s)), verdict(r <= TARGETS["cold_l1"]))]
+
+
+def first_block_rows(blocks):
+    """Every response block of a new connection no longer than stock's."""
+    if not blocks:
+        return []
+    over = [(r, i) for r in blocks for i, (s, m) in
+            enumerate(zip(r["stock"], r["module"])) if m > s]
+    first = ", ".join("`%s` %s %d/%d" % (LOCATION_PATH[r["location"]],
+                                         r["headers"], r["module"][0],
+                                         r["stock"][0]) for r in blocks)
+    return [("response block octets, blocks 1-%d of a connection, every "
+             "workload" % len(blocks[0]["stock"]), "<= stock's",
+             "first blocks module/stock: %s; %d longer than stock's"
+             % (first, len(over)), verdict(not over))]
+
+
+def first_block_table(blocks):
+    out = ["| location | request headers | stock, blocks 1-%d | module |"
+           % len(blocks[0]["stock"]), "|---|---|---|---|"]
+    for r in blocks:
+        out.append("| `%s` | %s | %s | %s |" % (
+            LOCATION_PATH[r["location"]], r["headers"],
+            ", ".join(map(str, r["stock"])),
+            ", ".join(map(str, r["module"]))))
+    return out
 
 
 def cpu_note(st):
@@ -719,6 +765,9 @@ def write(out_dir, readme=None):
         md += ["## Response header bytes per response against requests per "
                "connection (`/headers`, h2c)", ""]
         md += curve_table(data) + [""]
+    if data.get("first_blocks"):
+        md += ["## Response block octets of a new connection (h2c)", ""]
+        md += first_block_table(data["first_blocks"]) + [""]
     if data.get("wire"):
         md += ["## One warm `/headers` response block, field by field", ""]
         for b in ("module", "stock"):

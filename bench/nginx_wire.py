@@ -102,6 +102,17 @@ class Client:
         self.sock.close()
 
 
+def block_sizes(port, path, extra, requests):
+    """The octets of the response blocks of `requests` GETs on a new
+    connection, in order."""
+    c = Client(port)
+    try:
+        return [len(c.get(2 * i + 1, path, extra)[0])
+                for i in range(requests)]
+    finally:
+        c.close()
+
+
 def warm_block(port, path, extra, requests=10):
     """The block of the last of `requests` GETs on one connection, field by
     field, and the block sizes of all of them."""

@@ -248,22 +248,54 @@ TEST(EncoderPolicy, CallerFlagAndAddedNamesAreNeverIndexed) {
 }
 
 // Volatile fields are indexed only when they recur.
+// Volatile fields whose literal without indexing is no longer than one with
+// incremental indexing: a name of our own (a dynamic name index from 63,
+// a literal name) or a static name under 15.
 TEST(EncoderPolicy, VolatileFieldsAreIndexedOnlyWhenTheyRecur) {
     Pair p;
-    auto a = p.round_trip({{"x-request-id", "4f2a9c"}, {"date", "Mon, 21 Oct 2013 20:13:21 GMT"}});
+    p.round_trip({{"x-filler", "first"}});
+    auto a = p.round_trip({{"x-request-id", "4f2a9c"}, {":path", "/a?x=1"}});
     EXPECT_EQ(a[0].rep, HPACK_REP_INCREMENTAL);     // enters once: its name
     EXPECT_EQ(a[1].rep, HPACK_REP_WITHOUT_INDEXING);
-    auto b = p.round_trip({{"x-request-id", "77e1d0"}, {"date", "Mon, 21 Oct 2013 20:13:21 GMT"}});
+    EXPECT_EQ(a[1].index, 4u);
+    p.round_trip({{"x-filler", "second"}});          // the name moves to 63
+    auto b = p.round_trip({{"x-request-id", "77e1d0"}, {":path", "/a?x=1"}});
     EXPECT_EQ(b[0].rep, HPACK_REP_WITHOUT_INDEXING);
-    EXPECT_EQ(b[0].index, 62u + 0u);                // the name from the table
-    EXPECT_EQ(b[1].rep, HPACK_REP_INCREMENTAL);     // the same date again
-    auto c = p.round_trip({{"date", "Mon, 21 Oct 2013 20:13:21 GMT"}});
+    EXPECT_EQ(b[0].index, 62u + 1u);                // the name from the table
+    EXPECT_EQ(b[1].rep, HPACK_REP_INCREMENTAL);     // the same path again
+    auto c = p.round_trip({{":path", "/a?x=1"}});
     EXPECT_EQ(c[0].rep, HPACK_REP_INDEXED);
+}
+
+// A volatile field with a static name from 15 on costs an octet more in a
+// literal without indexing: it is entered on sight while that evicts
+// nothing (then it is what stock nginx sends, 0x40 | index), and only when
+// it recurs once the table is full.
+TEST(EncoderPolicy, VolatileFieldsWithStaticNamesFrom15EnterWhileTheyEvictNothing) {
+    Pair p;
+    const std::string date = "Mon, 21 Oct 2013 20:13:21 GMT";  // 65 octets an entry
+    std::vector<uint8_t> wire;
+    auto a = p.round_trip({{"date", date}}, &wire);
+    EXPECT_EQ(a[0].rep, HPACK_REP_INCREMENTAL);
+    EXPECT_EQ(wire[0], 0x40 | 33);
+    EXPECT_EQ(p.round_trip({{"date", date}})[0].rep, HPACK_REP_INDEXED);
     // A long set-cookie is volatile, not secret.
     std::string cookie = "prefs=" + std::string(40, 'q') + "; Path=/; Secure";
-    EXPECT_EQ(p.round_trip({{"set-cookie", cookie}})[0].rep, HPACK_REP_WITHOUT_INDEXING);
     EXPECT_EQ(p.round_trip({{"set-cookie", cookie}})[0].rep, HPACK_REP_INCREMENTAL);
-    EXPECT_EQ(p.round_trip({{"set-cookie", cookie}})[0].rep, HPACK_REP_INDEXED);
+    // Entries of 64 octets until the next date would evict.
+    for (int i = 0; hpack_encoder_table_size(p.enc) + 65 <= 4096; ++i) {
+        const std::string v = "filler-value-" + std::to_string(100000 + i) + "-abcdef";
+        ASSERT_EQ(v.size() + 6 + 32, 64u);
+        p.round_trip({{"x-fill", v}});
+    }
+    const size_t entries = hpack_encoder_table_entries(p.enc);
+    const std::string later = "Mon, 21 Oct 2013 20:13:22 GMT";
+    auto b = p.round_trip({{"date", later}}, &wire);
+    EXPECT_EQ(b[0].rep, HPACK_REP_WITHOUT_INDEXING);
+    EXPECT_EQ(b[0].index, 33u);
+    EXPECT_EQ(hpack_encoder_table_entries(p.enc), entries);
+    EXPECT_EQ(p.round_trip({{"date", later}})[0].rep, HPACK_REP_INCREMENTAL);  // recurs
+    EXPECT_EQ(p.round_trip({{"date", later}})[0].rep, HPACK_REP_INDEXED);
 }
 
 TEST(EncoderPolicy, NoIndexFlagKeepsTheTableUntouched) {

@@ -240,8 +240,8 @@ TEST_P(HuffmanEncode, TextEndingInShortCodesStaysInTheOutput) {
     }
 }
 
-// Every pair of octets the pair table holds, each at a pair's place in a
-// group (even offsets), then ordinary text so that none is in the tail.
+// Every pair of octets, each at a pair's place in a group (even offsets,
+// joined by join2()), then ordinary text so that none is in the tail.
 TEST_P(HuffmanEncode, EveryPairOfOctets) {
     for (int a = 0; a < 256; ++a) {
         Bytes in;

@@ -13,20 +13,22 @@ The layout of the emitted tables is described in the .inc header.
 import re
 import sys
 
-# The root decode table is indexed by the next 13 input bits: 32 KiB, two
-# symbols per lookup for most header text.  12 bits (16 KiB) measured 7% and
-# 11% slower on 4 KiB of header values and of random printable text: fewer
-# symbol pairs fit, and more printable codes need the link lookup.  On a
-# processor with a 32 KiB L1 too (docs/DESIGN.md, "Measurements that
-# decided": "Huffman decode: a 13-bit root").
-ROOT_BITS = 13
+# The root decode table is indexed by the next 12 input bits: 16 KiB, and
+# as much again for the lanes' copy (kLane), two symbols per lookup for
+# much header text.  13 bits decode 4 KiB of text faster with the tables in
+# L1, but in an nginx worker, whose own work evicts them between
+# connections, 12 bits miss L1 less per cold request, and 11 bits cost more
+# instructions than their misses save (docs/DESIGN.md, "Measurements that
+# decided": "Huffman decode: a 12-bit root").
+ROOT_BITS = 12
 MAX_SYMBOLS = 2           # 3 codes need 15 bits
 # A code longer than ROOT_BITS continues in a window of ROOT_BITS + 1 bits:
 # the last LINK_TAIL bits of the root index and LINK_BITS new ones.  Its
 # leading bit is always one, so the same lookup lands above the root, and
-# every code up to ROOT_BITS + LINK_BITS = 22 bits (all of printable ASCII;
-# the longest is '\\', 19 bits) costs one more lookup of the same kind.
-LINK_TAIL = 5
+# every code up to LINK_CONSUMED + LINK_WINDOW = 21 bits (all of printable
+# ASCII; the longest is '\\', 19 bits) costs one more lookup of the same
+# kind.
+LINK_TAIL = 4
 LINK_BITS = 9
 LINK_WINDOW = LINK_TAIL + LINK_BITS
 # Longer codes (octets >= 0x80, controls, EOS) take a slow path through

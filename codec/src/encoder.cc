@@ -35,6 +35,11 @@ constexpr uint64_t kStaticNameKey = 0x8ebc6af09c88c6e3ull;
 // is consulted.
 constexpr int kNameWalk = 8;
 
+// Static names below this take one octet in the 4-bit prefix of a literal
+// without indexing (RFC 7541 6.2.2), as in the 6-bit prefix of one with
+// incremental indexing (6.2.1); from it on, one octet more.
+constexpr uint32_t kFourBitNames = 15;
+
 // A block's first kHints fields remember where each was found or entered
 // last time (encode_field()): the same field at the same place in the next
 // block is then one comparison with that entry.
@@ -487,13 +492,20 @@ uint8_t* hpack_encoder::encode_literal(const hpack_header_t& h, uint8_t* p, Stat
         // A field that would take more than three quarters of the table
         // would evict nearly everything for one entry.  A volatile field
         // whose name no table holds is entered once, so that its later
-        // values can refer to the name.
+        // values can refer to the name; one whose static name the 4-bit
+        // prefix of a literal without indexing makes an octet longer is
+        // entered while it evicts nothing, so that it costs what stock
+        // nginx's literal with incremental indexing costs (DESIGN.md,
+        // "Measurements that decided": "Encoder: volatile fields with a
+        // static name from 15 on entered while the table has room").
         index = !(h.flags & HPACK_FIELD_NO_INDEX) &&
                 entry_size <= table.max_size() - table.max_size() / 4 &&
                 (!(pflags & HPACK_POLICY_VOLATILE) || name_index == 0 ||
                  history.seen_or_add(have_nv_hash ? nv_hash
                                      : (have_nv_hash = true,
-                                        nv_hash = hash_bytes(value, vl, name_hash))));
+                                        nv_hash = hash_bytes(value, vl, name_hash))) ||
+                 (sn.first >= kFourBitNames &&
+                  table.size() + entry_size <= table.max_size()));
         bits = index ? 0x40 : 0x00;
         prefix = index ? 6 : 4;
     }

@@ -1,12 +1,12 @@
 // HPACK Huffman decoding (RFC 7541 5.2, Appendix B).
 //
-// Decoding keeps a 64-bit window of the input, MSB first.  Its top 13 bits
-// index kDecode (32 KiB), whose entry holds the complete codes at the start
-// of those bits (two symbols for most header text), the bits they take and
-// the shift that gives the next index.  A code longer than 13 bits (a
-// "link") continues with a 14-bit window into the upper part of the same
+// Decoding keeps a 64-bit window of the input, MSB first.  Its top 12 bits
+// index kDecode (its root, 16 KiB), whose entry holds the complete codes at
+// the start of those bits (two symbols for much header text), the bits they
+// take and the shift that gives the next index.  A code longer than 12 bits
+// (a "link") continues with a 13-bit window into the upper part of the same
 // table, so every printable ASCII octet decodes in at most two lookups of
-// the same kind, without a branch.  Only codes over 22 bits (octets >= 0x80,
+// the same kind, without a branch.  Only codes over 21 bits (octets >= 0x80,
 // controls, EOS) take a slow path.
 //
 // Each lookup needs the bit count of the previous one, so one position runs

@@ -53,7 +53,7 @@ alignas(64) inline constexpr DecodeTable kDecode = assemble_decode_table();
 // the low octet counts the bits consumed, the next the output octets,
 // shifted left by 3, which place the next lookup's symbols; and the
 // entry shifts the window by itself (x86 masks shift counts to 6 bits).
-// A root entry's symbols are below 0x80 (their codes are 13 bits at
+// A root entry's symbols are below 0x80 (their codes are 12 bits at
 // most), so none of them reads as kLaneStop: lane_stops_are_links()
 // would fail on it.
 struct LaneTable {
@@ -345,7 +345,7 @@ HPACK_INLINE bool at_slow_entry(Stream& s, const uint8_t* src, size_t n, const u
 //
 // Groups run up to the end and on into the implied ones: ones alone never
 // make a symbol, so a group that reaches them stops at a slow entry, after
-// a link.  Every code over 13 bits begins with 8 ones, so a slow entry
+// a link.  Every code over 12 bits begins with 8 ones, so a slow entry
 // whose code starts fewer than 8 bits before the end means that those bits
 // are ones: valid padding (RFC 7541 5.2), judged here without the slow
 // path.  A symbol that took implied bits leaves that start negative: the

@@ -1,6 +1,6 @@
 // HPACK Huffman encoding (RFC 7541 5.2, Appendix B).
 //
-// Encoding looks codes up two octets at a time (kPair, 576 KiB), left-
+// Encoding looks codes up an octet at a time (kOctet, 2.3 KiB), left-
 // aligned, and joins those of eight octets as two chains of four.  While
 // the output has room for whole words, sixteen octets a turn go out from a
 // bit position in two 64-bit stores when the first group of eight ends
@@ -14,22 +14,6 @@
 namespace hpack {
 namespace {
 
-// An encode table widened to 64-bit entries: x86 adds a length to a sum as
-// it loads the entry (one instruction instead of a load and an add).
-struct Wide {
-    uint64_t v[256];
-};
-
-template <typename T>
-constexpr Wide widen(const T (&table)[256]) {
-    Wide w{};
-    for (size_t i = 0; i < 256; ++i)
-        w.v[i] = table[i];
-    return w;
-}
-
-alignas(64) constexpr Wide kLength = widen(kEncodeBits);
-
 // Codes are kept left-aligned: the first bit of a code in bit 63, zeros
 // below its last.  Joining two is then an OR and one shift (by the first
 // one's length, which a table gives beside it), and so is adding one to
@@ -38,12 +22,12 @@ constexpr uint64_t left_aligned(uint64_t code, unsigned bits) {
     return code << (64 - bits);
 }
 
-// One octet's code and length, for the ends of strings and the octets
-// whose codes are too long to join; one base register reaches both
-// arrays.
+// One octet's code and length, one base register for both arrays; the
+// lengths are 64-bit, so that x86 adds one to a sum as it loads it (one
+// instruction instead of a load and an add).
 struct OctetTable {
     uint64_t code[256];
-    uint8_t  bits[256];
+    uint64_t bits[256];
 };
 
 constexpr OctetTable make_octet_table() {
@@ -189,57 +173,40 @@ size_t huffman_encoded_length(const uint8_t* src, size_t n) {
     uint64_t b0 = 0, b1 = 0, b2 = 0, b3 = 0;
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        b0 += kLength.v[src[i]];
-        b1 += kLength.v[src[i + 1]];
-        b2 += kLength.v[src[i + 2]];
-        b3 += kLength.v[src[i + 3]];
-        b0 += kLength.v[src[i + 4]];
-        b1 += kLength.v[src[i + 5]];
-        b2 += kLength.v[src[i + 6]];
-        b3 += kLength.v[src[i + 7]];
+        b0 += kOctet.bits[src[i]];
+        b1 += kOctet.bits[src[i + 1]];
+        b2 += kOctet.bits[src[i + 2]];
+        b3 += kOctet.bits[src[i + 3]];
+        b0 += kOctet.bits[src[i + 4]];
+        b1 += kOctet.bits[src[i + 5]];
+        b2 += kOctet.bits[src[i + 6]];
+        b3 += kOctet.bits[src[i + 7]];
     }
     for (; i < n; ++i)
-        b0 += kLength.v[src[i]];
+        b0 += kOctet.bits[src[i]];
     return static_cast<size_t>((b0 + b1 + b2 + b3 + 7) / 8);
 }
 
 namespace {
 
-// Two octets at a time: kPair, indexed by the pair (the first octet in
-// bits 0-7 of the index), holds their codes joined, left-aligned (every
-// pair fits: 60 bits at most), and apart from them the joined length.
-// 576 KiB, of which header text reads a few hundred lines and random
-// printable text about 80 KiB; the price of the size, measured with the
-// table pushed out to L3 first, is in DESIGN.md ("Measurements that
-// decided": "Huffman encode: codes looked up two octets at a time").
-struct PairTable {
-    uint64_t code[65536];
-    uint8_t  bits[65536];
-};
-
-constexpr PairTable make_pair_table() {
-    PairTable t{};
-    for (unsigned a = 0; a < 256; ++a) {
-        for (unsigned b = 0; b < 256; ++b) {
-            const unsigned bits = kEncodeBits[a] + kEncodeBits[b];
-            const uint64_t code = (uint64_t{kEncodeCode[a]} << kEncodeBits[b]) | kEncodeCode[b];
-            t.code[a | b << 8] = left_aligned(code, bits);
-            t.bits[a | b << 8] = static_cast<uint8_t>(bits);
-        }
-    }
-    return t;
+// The codes of s[0..2) joined, left-aligned (60 bits at most), and their
+// length: two lookups in kOctet, whose 2.3 KiB stay in L1 beside the rest
+// of a server, where a table of octet pairs (576 KiB) missed L1 and L2 in
+// the worker (DESIGN.md, "Measurements that decided": "Huffman encode:
+// codes looked up one octet at a time").
+HPACK_INLINE uint64_t join2(const uint8_t* s, unsigned& bits) {
+    const uint64_t b0 = kOctet.bits[s[0]];
+    bits = static_cast<unsigned>(b0 + kOctet.bits[s[1]]);
+    return kOctet.code[s[0]] | (kOctet.code[s[1]] >> b0);
 }
-
-alignas(64) constexpr PairTable kPair = make_pair_table();
 
 // The codes of s[0..4) joined, and their length in bits (at most 120; the
 // code is whole only up to 64).
 HPACK_INLINE uint64_t join4(const uint8_t* s, unsigned& bits) {
-    const unsigned i0 = load16_le(s);
-    const unsigned i1 = load16_le(s + 2);
-    const unsigned b0 = kPair.bits[i0];
-    bits = b0 + kPair.bits[i1];
-    return kPair.code[i0] | (kPair.code[i1] >> b0);
+    unsigned b0, b1;
+    const uint64_t a = join2(s, b0), b = join2(s + 2, b1);
+    bits = b0 + b1;
+    return a | (b >> b0);
 }
 
 // Four symbols, one store.
@@ -428,9 +395,8 @@ HPACK_INLINE size_t encode_bounded_body(const uint8_t* src, size_t n, uint8_t* d
     }
     // The last 0..3 octets with one store when they fit it.
     if (end - s >= 2) {
-        const unsigned i = load16_le(s);
-        uint64_t code = kPair.code[i];
-        unsigned bits = kPair.bits[i];
+        unsigned bits;
+        uint64_t code = join2(s, bits);
         if (end - s == 3) {
             code |= kOctet.code[s[2]] >> bits;
             bits += kOctet.bits[s[2]];
