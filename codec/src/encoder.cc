@@ -494,10 +494,13 @@ uint8_t* hpack_encoder::encode_literal(const hpack_header_t& h, uint8_t* p, Stat
         // whose name no table holds is entered once, so that its later
         // values can refer to the name; one whose static name the 4-bit
         // prefix of a literal without indexing makes an octet longer is
-        // entered while it evicts nothing, so that it costs what stock
-        // nginx's literal with incremental indexing costs (DESIGN.md,
+        // entered while the table stays at most half full, so that it
+        // costs what stock nginx's literal with incremental indexing costs
+        // and a long connection's changing values (date) leave half of the
+        // table to new stable fields, which then evict nothing (DESIGN.md,
         // "Measurements that decided": "Encoder: volatile fields with a
-        // static name from 15 on entered while the table has room").
+        // static name from 15 on entered while the table stays at most
+        // half full").
         index = !(h.flags & HPACK_FIELD_NO_INDEX) &&
                 entry_size <= table.max_size() - table.max_size() / 4 &&
                 (!(pflags & HPACK_POLICY_VOLATILE) || name_index == 0 ||
@@ -505,7 +508,7 @@ uint8_t* hpack_encoder::encode_literal(const hpack_header_t& h, uint8_t* p, Stat
                                      : (have_nv_hash = true,
                                         nv_hash = hash_bytes(value, vl, name_hash))) ||
                  (sn.first >= kFourBitNames &&
-                  table.size() + entry_size <= table.max_size()));
+                  table.size() + entry_size <= table.max_size() / 2));
         bits = index ? 0x40 : 0x00;
         prefix = index ? 6 : 4;
     }
