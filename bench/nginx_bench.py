@@ -58,6 +58,7 @@ from pathlib import Path
 sys.dont_write_bytecode = True          # no bench/__pycache__ in the tree
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "interop"))
+import harness                                      # noqa: E402
 import nginx_callgrind                               # noqa: E402
 import nginx_report                                  # noqa: E402
 import nginx_runner                                  # noqa: E402
@@ -78,8 +79,11 @@ VERSION = "1.26.3"
 # a `make nginx-1.26` elsewhere during the run changes nothing measured.
 SNAPSHOT = WORK / "bin"
 MODULE_SO = nginx_runner.MODULE_SO
-PORTS = {"stock": (19080, 19443), "module": (19081, 19444)}
-CG_PORTS = {"stock": (19082, 19445), "module": (19083, 19446)}
+# INTEROP_PORT_SHIFT=N moves every port by N (interop/harness.py)
+PORTS = {b: (h + harness.PORT_SHIFT, t + harness.PORT_SHIFT) for b, (h, t) in
+         {"stock": (19080, 19443), "module": (19081, 19444)}.items()}
+CG_PORTS = {b: (h + harness.PORT_SHIFT, t + harness.PORT_SHIFT) for b, (h, t)
+            in {"stock": (19082, 19445), "module": (19083, 19446)}.items()}
 
 # An 11-field Chrome 124 navigation: the 4 pseudo-headers h2load makes from
 # the URL and these 7 (the request of bench/codec_bench.cc, same values).
