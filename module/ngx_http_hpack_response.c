@@ -14,12 +14,23 @@
 #include "ngx_http_hpack_module.h"
 
 
+/*
+ * A block's field array is needed only while it is encoded: up to this
+ * many fields it is on the stack, more are allocated from the request's
+ * pool
+ */
+
+#define NGX_HTTP_HPACK_LOCAL_FIELDS  32
+
+
 static void ngx_http_hpack_server(ngx_http_request_t *r,
     ngx_http_hpack_main_conf_t *hmcf, hpack_header_t *hd);
 static ngx_int_t ngx_http_hpack_content_type(ngx_http_request_t *r,
     hpack_header_t *hd);
 static ngx_int_t ngx_http_hpack_encode_list(ngx_http_request_t *r,
     ngx_list_t *list, char *status, u_char **start, u_char **end);
+static hpack_header_t *ngx_http_hpack_fields(ngx_http_request_t *r,
+    ngx_uint_t n, hpack_header_t *local);
 static ngx_int_t ngx_http_hpack_add_list(ngx_http_request_t *r,
     ngx_list_t *list, hpack_header_t *hs, ngx_uint_t *n);
 static size_t ngx_http_hpack_names_len(ngx_list_part_t *part, ngx_uint_t i);
@@ -68,6 +79,7 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
     hpack_header_t         *hs, *hd;
     ngx_list_part_t        *part;
     ngx_http_hpack_conn_t  *hc;
+    hpack_header_t          local[NGX_HTTP_HPACK_LOCAL_FIELDS];
 
     hc = r->stream->connection->hpack_ctx;
 
@@ -82,7 +94,7 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
         n += part->nelts;
     }
 
-    hs = ngx_palloc(r->pool, n * sizeof(hpack_header_t));
+    hs = ngx_http_hpack_fields(r, n, local);
     if (hs == NULL) {
         return NGX_ERROR;
     }
@@ -303,6 +315,7 @@ ngx_http_hpack_encode_list(ngx_http_request_t *r, ngx_list_t *list,
     ngx_uint_t        n;
     hpack_header_t   *hs;
     ngx_list_part_t  *part;
+    hpack_header_t    local[NGX_HTTP_HPACK_LOCAL_FIELDS];
 
     n = 1;
 
@@ -310,7 +323,7 @@ ngx_http_hpack_encode_list(ngx_http_request_t *r, ngx_list_t *list,
         n += part->nelts;
     }
 
-    hs = ngx_palloc(r->pool, n * sizeof(hpack_header_t));
+    hs = ngx_http_hpack_fields(r, n, local);
     if (hs == NULL) {
         return NGX_ERROR;
     }
@@ -342,6 +355,20 @@ ngx_http_hpack_encode_list(ngx_http_request_t *r, ngx_list_t *list,
     (((((w) & 0x7f7f7f7f7f7f7f7fULL) + 0x3f3f3f3f3f3f3f3fULL)                \
       ^ (((w) & 0x7f7f7f7f7f7f7f7fULL) + 0x2525252525252525ULL))             \
      & ~(w) & 0x8080808080808080ULL)
+
+/* an array for n fields: local when they fit */
+
+static hpack_header_t *
+ngx_http_hpack_fields(ngx_http_request_t *r, ngx_uint_t n,
+    hpack_header_t *local)
+{
+    if (n <= NGX_HTTP_HPACK_LOCAL_FIELDS) {
+        return local;
+    }
+
+    return ngx_palloc(r->pool, n * sizeof(hpack_header_t));
+}
+
 
 static ngx_int_t
 ngx_http_hpack_add_list(ngx_http_request_t *r, ngx_list_t *list,
