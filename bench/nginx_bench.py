@@ -6,7 +6,8 @@ Both nginx 1.26.3 builds (build/nginx-stock, build/nginx-hpack), or with
 configuration template, bench/conf/bench.conf: the module build with
 load_module and "hpack on", the stock build without either, one worker each,
 on 127.0.0.1 only (stock: 19080 h2c, 19443 TLS; module: 19081, 19444;
-under callgrind 19082-19083 and 19445-19446).  Then, in this order:
+under callgrind 19082-19083 and 19445-19446; INTEROP_PORT_SHIFT=N moves them
+by N).  Then, in this order:
 
 0. snapshot: both builds' binaries (and the module) are copied under
    build/bench/nginx/bin/, so that a rebuild elsewhere changes nothing;
