@@ -6,8 +6,8 @@ Both nginx 1.26.3 builds (build/nginx-stock, build/nginx-hpack), or with
 configuration template, bench/conf/bench.conf: the module build with
 load_module and "hpack on", the stock build without either, one worker each,
 on 127.0.0.1 only (stock: 19080 h2c, 19443 TLS; module: 19081, 19444;
-under callgrind 19082-19083 and 19445-19446; INTEROP_PORT_SHIFT=N moves
-them all by N).  Then, in this order:
+under callgrind 19082-19083 and 19445-19446; INTEROP_PORT_SHIFT=N moves them
+by N).  Then, in this order:
 
 0. snapshot: both builds' binaries (and the module) are copied under
    build/bench/nginx/bin/, so that a rebuild elsewhere changes nothing;
@@ -59,6 +59,7 @@ from pathlib import Path
 sys.dont_write_bytecode = True          # no bench/__pycache__ in the tree
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "interop"))
+import harness                                      # noqa: E402
 import nginx_callgrind                               # noqa: E402
 import nginx_report                                  # noqa: E402
 import nginx_runner                                  # noqa: E402
@@ -79,13 +80,11 @@ VERSION = "1.26.3"
 # a `make nginx-1.26` elsewhere during the run changes nothing measured.
 SNAPSHOT = WORK / "bin"
 MODULE_SO = nginx_runner.MODULE_SO
-# INTEROP_PORT_SHIFT=N moves every port by N, as it moves the interop
-# suite's (interop/harness.py)
-SHIFT = int(os.environ.get("INTEROP_PORT_SHIFT", "0"))
-PORTS = {"stock": (19080 + SHIFT, 19443 + SHIFT),
-         "module": (19081 + SHIFT, 19444 + SHIFT)}
-CG_PORTS = {"stock": (19082 + SHIFT, 19445 + SHIFT),
-            "module": (19083 + SHIFT, 19446 + SHIFT)}
+# INTEROP_PORT_SHIFT=N moves every port by N (interop/harness.py)
+PORTS = {b: (h + harness.PORT_SHIFT, t + harness.PORT_SHIFT) for b, (h, t) in
+         {"stock": (19080, 19443), "module": (19081, 19444)}.items()}
+CG_PORTS = {b: (h + harness.PORT_SHIFT, t + harness.PORT_SHIFT) for b, (h, t)
+            in {"stock": (19082, 19445), "module": (19083, 19446)}.items()}
 
 # An 11-field Chrome 124 navigation: the 4 pseudo-headers h2load makes from
 # the URL and these 7 (the request of bench/codec_bench.cc, same values).

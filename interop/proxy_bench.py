@@ -41,12 +41,13 @@ import time
 from pathlib import Path
 
 import nginx_runner
-from harness import Failure, Results, check, info
+from harness import PORT_SHIFT, Failure, Results, check, info
 import proxy_common as pc
 from proxy_common import upstream
 
-ORIGIN_PORT = 19602
-PORTS = {"stock": 19663, "on": 19664, "big": 19665}
+ORIGIN_PORT = 19602 + PORT_SHIFT
+PORTS = {k: p + PORT_SHIFT for k, p in
+         {"stock": 19663, "on": 19664, "big": 19665}.items()}
 WORK = pc.PROXY_WORK / "bench"
 
 

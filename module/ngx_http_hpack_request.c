@@ -435,6 +435,12 @@ ngx_http_hpack_field_facts(ngx_http_request_t *r, ngx_http_hpack_conn_t *hc,
     if (memo && (memo->name_flags & NGX_HTTP_HPACK_NAME_KNOWN)) {
         *facts = *memo;
 
+        /* an indexed field seen before: everything is known */
+
+        if (facts->name_state[us] && facts->value_state) {
+            return;
+        }
+
     } else {
         if (f->static_index) {
             *facts = hc->main_conf->statics[f->static_index].facts;

@@ -14,15 +14,28 @@
 #include "ngx_http_hpack_module.h"
 
 
+/*
+ * A block's field array is needed only while it is encoded: up to this
+ * many fields it is on the stack, more are allocated from the request's
+ * pool
+ */
+
+#define NGX_HTTP_HPACK_LOCAL_FIELDS  32
+
+
 static void ngx_http_hpack_server(ngx_http_request_t *r,
     ngx_http_hpack_main_conf_t *hmcf, hpack_header_t *hd);
 static ngx_int_t ngx_http_hpack_content_type(ngx_http_request_t *r,
     hpack_header_t *hd);
 static ngx_int_t ngx_http_hpack_encode_list(ngx_http_request_t *r,
     ngx_list_t *list, char *status, u_char **start, u_char **end);
+static hpack_header_t *ngx_http_hpack_fields(ngx_http_request_t *r,
+    ngx_uint_t n, hpack_header_t *local);
 static ngx_int_t ngx_http_hpack_add_list(ngx_http_request_t *r,
     ngx_list_t *list, hpack_header_t *hs, ngx_uint_t *n);
+static size_t ngx_http_hpack_names_len(ngx_list_part_t *part, ngx_uint_t i);
 static u_char *ngx_http_hpack_lowcase(u_char *dst, u_char *src, size_t len);
+static ngx_uint_t ngx_http_hpack_has_upper(u_char *src, size_t len);
 static ngx_int_t ngx_http_hpack_encode(ngx_http_request_t *r,
     hpack_header_t *hs, ngx_uint_t n, u_char **start, u_char **end);
 static ngx_int_t ngx_http_hpack_encoder(ngx_http_request_t *r,
@@ -66,6 +79,7 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
     hpack_header_t         *hs, *hd;
     ngx_list_part_t        *part;
     ngx_http_hpack_conn_t  *hc;
+    hpack_header_t          local[NGX_HTTP_HPACK_LOCAL_FIELDS];
 
     hc = r->stream->connection->hpack_ctx;
 
@@ -80,7 +94,7 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
         n += part->nelts;
     }
 
-    hs = ngx_palloc(r->pool, n * sizeof(hpack_header_t));
+    hs = ngx_http_hpack_fields(r, n, local);
     if (hs == NULL) {
         return NGX_ERROR;
     }
@@ -301,6 +315,7 @@ ngx_http_hpack_encode_list(ngx_http_request_t *r, ngx_list_t *list,
     ngx_uint_t        n;
     hpack_header_t   *hs;
     ngx_list_part_t  *part;
+    hpack_header_t    local[NGX_HTTP_HPACK_LOCAL_FIELDS];
 
     n = 1;
 
@@ -308,7 +323,7 @@ ngx_http_hpack_encode_list(ngx_http_request_t *r, ngx_list_t *list,
         n += part->nelts;
     }
 
-    hs = ngx_palloc(r->pool, n * sizeof(hpack_header_t));
+    hs = ngx_http_hpack_fields(r, n, local);
     if (hs == NULL) {
         return NGX_ERROR;
     }
@@ -334,35 +349,38 @@ ngx_http_hpack_encode_list(ngx_http_request_t *r, ngx_list_t *list,
 }
 
 
+/* 0x80 in each octet of the word w that is 'A'..'Z', without carries */
+
+#define ngx_http_hpack_upper_mask(w)                                          \
+    (((((w) & 0x7f7f7f7f7f7f7f7fULL) + 0x3f3f3f3f3f3f3f3fULL)                \
+      ^ (((w) & 0x7f7f7f7f7f7f7f7fULL) + 0x2525252525252525ULL))             \
+     & ~(w) & 0x8080808080808080ULL)
+
+/* an array for n fields: local when they fit */
+
+static hpack_header_t *
+ngx_http_hpack_fields(ngx_http_request_t *r, ngx_uint_t n,
+    hpack_header_t *local)
+{
+    if (n <= NGX_HTTP_HPACK_LOCAL_FIELDS) {
+        return local;
+    }
+
+    return ngx_palloc(r->pool, n * sizeof(hpack_header_t));
+}
+
+
 static ngx_int_t
 ngx_http_hpack_add_list(ngx_http_request_t *r, ngx_list_t *list,
     hpack_header_t *hs, ngx_uint_t *n)
 {
     u_char                *p;
-    size_t                 len;
     ngx_str_t             *nv;
     ngx_uint_t             i, j, k;
     hpack_header_t        *hd;
     ngx_list_part_t       *part;
     ngx_table_elt_t       *header;
     ngx_http_hpack_ctx_t  *ctx;
-
-    len = 0;
-
-    for (part = &list->part; part; part = part->next) {
-        header = part->elts;
-
-        for (i = 0; i < part->nelts; i++) {
-            if (header[i].hash) {
-                len += header[i].key.len;
-            }
-        }
-    }
-
-    p = ngx_pnalloc(r->pool, len);
-    if (p == NULL) {
-        return NGX_ERROR;
-    }
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_hpack_module);
 
@@ -374,6 +392,7 @@ ngx_http_hpack_add_list(ngx_http_request_t *r, ngx_list_t *list,
         j = ctx->never_indexed->nelts;
     }
 
+    p = NULL;
     hd = hs + *n;
 
     for (part = &list->part; part; part = part->next) {
@@ -385,16 +404,38 @@ ngx_http_hpack_add_list(ngx_http_request_t *r, ngx_list_t *list,
                 continue;
             }
 
-            hd->name = ngx_http_hpack_lowcase(p, header[i].key.data,
-                                              header[i].key.len);
+            /*
+             * The codec wants lowercase names; header names from the
+             * configuration (add_header) are mostly lowercase already and
+             * are used as they are.  Names with uppercase letters are
+             * copied, lowered, into one allocation for them and the rest
+             * of the list.
+             */
+
+            hd->name = header[i].key.data;
+
+            if (ngx_http_hpack_has_upper(header[i].key.data,
+                                         header[i].key.len))
+            {
+                if (p == NULL) {
+                    p = ngx_pnalloc(r->pool,
+                                    ngx_http_hpack_names_len(part, i));
+                    if (p == NULL) {
+                        return NGX_ERROR;
+                    }
+                }
+
+                hd->name = p;
+                p = ngx_http_hpack_lowcase(p, header[i].key.data,
+                                           header[i].key.len);
+            }
+
             hd->name_len = header[i].key.len;
             hd->value = header[i].value.data;
             hd->value_len = header[i].value.len;
             hd->value_literal = NULL;
             hd->value_literal_len = 0;
             hd->flags = 0;
-
-            p += header[i].key.len;
 
             /* a value the client sent never-indexed stays never-indexed */
 
@@ -417,51 +458,42 @@ ngx_http_hpack_add_list(ngx_http_request_t *r, ngx_list_t *list,
 }
 
 
-/*
- * The codec wants lowercase names; header names from the configuration
- * (add_header) and upstreams are mostly lowercase already.  Eight octets
- * at a time: an already lowercase name is used as it is, without a copy,
- * and only a name with uppercase letters is copied, lowered, into dst.
- */
+/* the length of the names from the i-th field of part to the list's end */
+
+static size_t
+ngx_http_hpack_names_len(ngx_list_part_t *part, ngx_uint_t i)
+{
+    size_t            len;
+    ngx_table_elt_t  *header;
+
+    len = 0;
+
+    for ( /* void */ ; part; part = part->next, i = 0) {
+        header = part->elts;
+
+        for ( /* void */ ; i < part->nelts; i++) {
+            if (header[i].hash) {
+                len += header[i].key.len;
+            }
+        }
+    }
+
+    return len;
+}
+
+
+/* src lowered into dst, eight octets at a time; the end of the copy */
 
 static u_char *
 ngx_http_hpack_lowcase(u_char *dst, u_char *src, size_t len)
 {
     size_t    i;
-    uint64_t  w, x, upper;
+    uint64_t  w;
 
     for (i = 0; i + 8 <= len; i += 8) {
         ngx_memcpy(&w, src + i, 8);
 
-        /* 0x80 in each octet that is 'A'..'Z', without carries */
-
-        x = w & 0x7f7f7f7f7f7f7f7fULL;
-        upper = ((x + 0x3f3f3f3f3f3f3f3fULL) ^ (x + 0x2525252525252525ULL))
-                & ~w & 0x8080808080808080ULL;
-
-        if (upper) {
-            goto copy;
-        }
-    }
-
-    for ( /* void */ ; i < len; i++) {
-        if (src[i] >= 'A' && src[i] <= 'Z') {
-            goto copy;
-        }
-    }
-
-    return src;
-
-copy:
-
-    for (i = 0; i + 8 <= len; i += 8) {
-        ngx_memcpy(&w, src + i, 8);
-
-        x = w & 0x7f7f7f7f7f7f7f7fULL;
-        upper = ((x + 0x3f3f3f3f3f3f3f3fULL) ^ (x + 0x2525252525252525ULL))
-                & ~w & 0x8080808080808080ULL;
-
-        w |= upper >> 2;
+        w |= ngx_http_hpack_upper_mask(w) >> 2;
 
         ngx_memcpy(dst + i, &w, 8);
     }
@@ -470,7 +502,51 @@ copy:
         dst[i] = ngx_tolower(src[i]);
     }
 
-    return dst;
+    return dst + len;
+}
+
+
+/*
+ * Eight octets at a time, the tail as one overlapping word (or two
+ * overlapping halves of one below eight octets)
+ */
+
+static ngx_uint_t
+ngx_http_hpack_has_upper(u_char *src, size_t len)
+{
+    size_t    i;
+    uint32_t  lo, hi;
+    uint64_t  w;
+
+    if (len < 4) {
+        for (i = 0; i < len; i++) {
+            if (src[i] >= 'A' && src[i] <= 'Z') {
+                return 1;
+            }
+        }
+
+        return 0;
+    }
+
+    if (len < 8) {
+        ngx_memcpy(&lo, src, 4);
+        ngx_memcpy(&hi, src + len - 4, 4);
+        w = (uint64_t) hi << 32 | lo;
+
+        return ngx_http_hpack_upper_mask(w) != 0;
+    }
+
+    for (i = 0; i + 8 < len; i += 8) {
+        ngx_memcpy(&w, src + i, 8);
+
+        if (ngx_http_hpack_upper_mask(w)) {
+            return 1;
+        }
+    }
+
+    ngx_memcpy(&w, src + len - 8, 8);
+
+    return ngx_http_hpack_upper_mask(w) != 0;
 }
 
 
