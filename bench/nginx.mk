@@ -25,7 +25,8 @@ NGX_BENCH_SHOWN  := make bench$(if $(filter 1,$(QUICK)), QUICK=1)$(if \
                     $(NGINX_VERSION), NGINX_VERSION=$(NGINX_VERSION))$(if \
                     $(NGX_BENCH_PAIRS), NGX_BENCH_PAIRS=$(NGX_BENCH_PAIRS))
 
-.PHONY: bench bench-callgrind bench-throughput bench-wire bench-stock-cost
+.PHONY: bench bench-callgrind bench-memory bench-throughput bench-wire \
+        bench-stock-cost
 
 # Every workload over h2c and TLS, 9 A/B pairs, callgrind, the report and
 # plots in bench/results/<date>/ (about 8 minutes); QUICK=1: h2c, 2 pairs,
@@ -42,6 +43,11 @@ bench: deps $(NGX_BENCH_NGINX)
 bench-callgrind: deps $(NGX_BENCH_NGINX)
 	BUILD=$(BUILD) $(NGX_BENCH) --only callgrind $(NGX_BENCH_FLAGS) \
 	    --command "make bench-callgrind"
+
+## KiB of worker memory per connection held open, stock and module (table)
+bench-memory: deps $(NGX_BENCH_NGINX)
+	BUILD=$(BUILD) $(NGX_BENCH) --only memory $(NGX_BENCH_FLAGS) \
+	    --command "make bench-memory"
 
 ## requests/s and header bytes only (h2load)
 bench-throughput: deps $(NGX_BENCH_NGINX)

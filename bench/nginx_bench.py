@@ -24,9 +24,12 @@ by N).  Then, in this order:
    h2load sequence with N_lo and N_hi requests, the difference per request
    (bench/nginx_callgrind.py says which functions count as header
    compression);
-5. the reverse-proxy workload: interop/proxy_bench.py (make bench-proxy),
+5. weight: the worker's resident memory per connection held open, idle
+   and after two requests, at three table sizes (bench/nginx_memory.py;
+   its servers on 19084-19085 and 19447-19448 plus INTEROP_PORT_SHIFT);
+6. the reverse-proxy workload: interop/proxy_bench.py (make bench-proxy),
    stock and the module running conf/proxy.conf in front of one origin;
-6. the report (bench/nginx_report.py): REPORT.md, results.json, PNG plots.
+7. the report (bench/nginx_report.py): REPORT.md, results.json, PNG plots.
 
 Every process started here is stopped on the way out, also on failure,
 Ctrl-C or SIGTERM; servers also get SIGTERM from the kernel if this script
@@ -37,6 +40,7 @@ runs every server).
     bench/nginx_bench.py                 the full run (make bench)
     bench/nginx_bench.py --quick         a smoke run (make bench QUICK=1)
     bench/nginx_bench.py --only callgrind
+    bench/nginx_bench.py --only memory   make bench-memory
     bench/nginx_bench.py --report DIR    redo REPORT.md and plots from DIR
 """
 
@@ -61,6 +65,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "interop"))
 import harness                                      # noqa: E402
 import nginx_callgrind                               # noqa: E402
+import nginx_memory                                  # noqa: E402
 import nginx_report                                  # noqa: E402
 import nginx_runner                                  # noqa: E402
 import nginx_wire                                    # noqa: E402
@@ -85,6 +90,9 @@ PORTS = {b: (h + harness.PORT_SHIFT, t + harness.PORT_SHIFT) for b, (h, t) in
          {"stock": (19080, 19443), "module": (19081, 19444)}.items()}
 CG_PORTS = {b: (h + harness.PORT_SHIFT, t + harness.PORT_SHIFT) for b, (h, t)
             in {"stock": (19082, 19445), "module": (19083, 19446)}.items()}
+# the weight phase's servers
+WEIGHT_PORTS = {b: (h + harness.PORT_SHIFT, t + harness.PORT_SHIFT) for b, (h, t)
+                in {"stock": (19084, 19447), "module": (19085, 19448)}.items()}
 
 # An 11-field Chrome 124 navigation: the 4 pseudo-headers h2load makes from
 # the URL and these 7 (the request of bench/codec_bench.cc, same values).
@@ -130,6 +138,7 @@ FULL = {
     "cg_cold": (10, 110),       # connections of one request, one at a time
     "cg_header_sets_cold": ["browser"],
     "cg_locations_cold": ["tiny", "static", "headers"],
+    "weight_repeats": 3,        # servers per point of the weight phase
 }
 QUICK = dict(FULL, **{
     "pairs": 2,
@@ -143,6 +152,7 @@ QUICK = dict(FULL, **{
     "cg_cold": (2, 12),
     "locations": ["tiny", "headers"],
     "cg_locations_cold": ["headers"],
+    "weight_repeats": 1,
 })
 
 H2LOAD_TIMEOUT = 180
@@ -203,15 +213,20 @@ class Server(nginx_runner.Nginx):
 
     error = BenchError
 
-    def __init__(self, build, callgrind_out=None):
+    def __init__(self, build, callgrind_out=None, weight_size=None):
         cg = callgrind_out is not None
-        h2c_port, tls_port = (CG_PORTS if cg else PORTS)[build]
+        h2c_port, tls_port = (CG_PORTS if cg else WEIGHT_PORTS if weight_size
+                              else PORTS)[build]
         super().__init__(SNAPSHOT / build / "nginx",
-                         WORK / (build + ("-callgrind" if cg else "")),
-                         build + (" (callgrind)" if cg else ""),
+                         WORK / (build + ("-callgrind" if cg else "-weight"
+                                          if weight_size else "")),
+                         build + (" (callgrind)" if cg else " (weight)"
+                                  if weight_size else ""),
                          h2c_port=h2c_port, tls_port=tls_port)
         self.build = build
         self.callgrind_out = callgrind_out
+        # the table size of the weight phase (nginx_memory.py)
+        self.weight_size = weight_size
         self.module = SNAPSHOT / build / MODULE_SO
         if cg:
             # the profile is written when nginx exits
@@ -233,6 +248,8 @@ class Server(nginx_runner.Nginx):
         module = self.build == "module"
         subst = self.base_subst(self.module if module else None)
         subst["HPACK"] = "    hpack  on;" if module else ""
+        if module and self.weight_size:
+            subst["HPACK"] += "\n" + nginx_memory.directives(self.weight_size)
         self.write_conf(nginx_runner.render(TEMPLATE, subst),
                         ("conf", "logs", "html/static"))
         page = self.prefix / "html" / "static" / "1k.html"
@@ -629,6 +646,14 @@ def first_blocks(cfg, servers):
 FIRST_BLOCKS = 3
 
 
+def weight(cfg):
+    """KiB of worker memory per connection held open (nginx_memory.py)."""
+    return nginx_memory.weights(
+        lambda b, size: Server(b, weight_size=size), BUILDS,
+        LOCATIONS["headers"], BROWSER_HEADERS, repeats=cfg["weight_repeats"],
+        log=log)
+
+
 def proxy_workload(quick):
     """interop/proxy_bench.py's workload (conf/proxy.conf in front of its
     origin, over TLS) with its callgrind counts; its PASS/FAIL lines are
@@ -690,7 +715,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
                     help="a smoke run: 2 pairs, h2c only, few requests")
-    ap.add_argument("--only", choices=("throughput", "callgrind", "proxy", "wire"),
+    ap.add_argument("--only", choices=("throughput", "callgrind", "memory",
+                                       "proxy", "wire"),
                     help="one phase (the report shows what was measured)")
     ap.add_argument("--pairs", type=int, help="A/B pairs per workload")
     ap.add_argument("--out", help="results directory (default "
@@ -747,7 +773,7 @@ def main():
     env = environment(args, cfg)
     data = {"environment": env, "throughput": [], "curve": [],
             "wire": {}, "first_blocks": [], "callgrind": [],
-            "problems": [], "memory": {}}
+            "problems": [], "memory": {}, "weight": []}
     try:
         nginx_runner.certificate()
         if args.only in (None, "throughput"):
@@ -757,6 +783,10 @@ def main():
         if args.only in (None, "callgrind"):
             log("callgrind: each build, N_lo and N_hi requests per workload")
             data["callgrind"] = callgrind(cfg, staging)
+        if args.only in (None, "memory"):
+            log("weight: worker memory per connection, %d held open"
+                % nginx_memory.CONNECTIONS)
+            data["weight"] = weight(cfg)
         if args.only in (None, "proxy") and VERSION != "1.26.3":
             log("the reverse-proxy workload runs on 1.26.3 only: left out")
         elif args.only in (None, "proxy"):
@@ -785,6 +815,8 @@ def main():
     if args.update_readme and not args.quick and not args.only:
         readme = REPO / "bench" / "README.md"
     nginx_report.write(final, readme=readme)
+    if data["weight"]:
+        print("\n".join(nginx_memory.table(data["weight"])))
     log("done in %.0f s: %s" % (env["seconds"], final / "REPORT.md"))
     return 0
 

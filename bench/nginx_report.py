@@ -5,7 +5,11 @@
 
 import json
 import statistics
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import nginx_memory                                  # noqa: E402
 
 # Targets of the issue, and stock's figures measured before this harness.
 TARGETS = {
@@ -519,6 +523,10 @@ def plots(data, out_dir):
         plt.close(fig)
         made.append(("header_bytes.png", "response header bytes per "
                      "response against requests per connection"))
+    if data.get("weight"):
+        nginx_memory.plot(plt, colors, data["weight"], out_dir)
+        made.append(("weight.png", "worker memory per connection held "
+                     "open"))
     if data.get("proxy", {}).get("summary"):
         proxy_plot(plt, colors, data["proxy"], out_dir)
         made.append(("proxy.png", "the reverse-proxy workload"))
@@ -761,6 +769,11 @@ def write(out_dir, readme=None):
             md.append("- warning: %s" % w)
         if warnings:
             md.append("")
+    if data.get("weight"):
+        md += ["## The weight of a connection (worker VmRSS per connection "
+               "held open)", ""]
+        md += nginx_memory.table(data["weight"]) + [""]
+        md += [nginx_memory.method(), ""]
     if data["curve"]:
         md += ["## Response header bytes per response against requests per "
                "connection (`/headers`, h2c)", ""]

@@ -20,6 +20,7 @@ import harness                                       # noqa: E402
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 HEADERS, SETTINGS, CONTINUATION, DATA = 0x1, 0x4, 0x9, 0x0
 END_STREAM, END_HEADERS, PADDED, PRIORITY, ACK = 0x1, 0x4, 0x8, 0x20, 0x1
+HEADER_TABLE_SIZE = 0x1                 # the SETTINGS parameter
 
 
 def frame(kind, flags, stream, payload=b""):
@@ -46,14 +47,22 @@ def representations(block):
 
 
 class Client:
-    def __init__(self, port, timeout=10):
+    """table_size: the SETTINGS_HEADER_TABLE_SIZE to send (None: none, the
+    protocol's 4096)."""
+
+    def __init__(self, port, timeout=10, table_size=None):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout)
         self.port = port
         self.buf = b""
         self.enc = Encoder()
         self.dec = Decoder()
+        settings = b""
+        if table_size is not None:
+            self.dec.max_allowed_table_size = table_size
+            settings = HEADER_TABLE_SIZE.to_bytes(2, "big") + \
+                table_size.to_bytes(4, "big")
         self.deadline = time.monotonic() + timeout
-        self.sock.sendall(PREFACE + frame(SETTINGS, 0, 0))
+        self.sock.sendall(PREFACE + frame(SETTINGS, 0, 0, settings))
 
     def _read(self):
         while len(self.buf) < 9 or len(self.buf) < 9 + int.from_bytes(
@@ -97,6 +106,16 @@ class Client:
             if kind in (HEADERS, DATA) and flags & END_STREAM:
                 done = True
         return block, self.dec.decode(block, raw=True)
+
+    def settled(self):
+        """Waits for the server's acknowledgement of our SETTINGS (it has
+        read them), acknowledging its own."""
+        while True:
+            kind, flags, _, _ = self._read()
+            if kind == SETTINGS and flags & ACK:
+                return
+            if kind == SETTINGS:
+                self.sock.sendall(frame(SETTINGS, ACK, 0))
 
     def close(self):
         self.sock.close()

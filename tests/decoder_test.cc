@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -690,9 +692,11 @@ std::vector<uint8_t> huffman_literal(const std::string& name, const std::string&
 }
 
 // A decoder comes with 1 KiB of scratch in its own allocation: a block
-// that needs no more allocates nothing; one that needs more allocates the
-// scratch's own storage once, and destroying the decoder frees every
-// allocation, the lent octets never.
+// that needs no more allocates nothing for it; one that needs more
+// allocates the scratch's own storage once; the table's first block comes
+// with the decoder too, and entries larger than it take one allocation of
+// the table's own; destroying the decoder frees every allocation, the lent
+// octets never.
 TEST(DecoderScratch, GrowsOutOfWhatComesWithTheDecoder) {
     struct Count { int allocs = 0, frees = 0; };
     Count count;
@@ -719,10 +723,64 @@ TEST(DecoderScratch, GrowsOutOfWhatComesWithTheDecoder) {
         ASSERT_EQ(fields.size(), 2u);
         EXPECT_EQ(fields[0].value, *value);
         EXPECT_EQ(fields[1].value, *value);
-        EXPECT_EQ(count.allocs, value == &small ? 1 : 2) << value->size();
+        EXPECT_EQ(count.allocs, value == &small ? 1 : 3) << value->size();
         hpack_decoder_destroy(d);
         EXPECT_EQ(count.frees, count.allocs) << value->size();
     }
+}
+
+// The table's storage follows its contents: a decoder permitted 65536
+// octets allocates no more than one permitted 4096 for a request's worth
+// of entries (8 of about 100 octets: none beyond the decoder's own
+// allocation), grows as a 4096-octet table fills, stays within the RFC
+// size accounting's bounds (4096 / 32 descriptors of 64 octets in a window
+// half as large again, an arena of twice the size) however long the peer
+// inserts, and frees it all.
+TEST(DecoderTable, StorageGrowsWithTheContentsWithinTheirBound) {
+    struct Live {
+        std::map<void*, size_t> blocks;
+        size_t bytes = 0;
+    };
+    Live live;
+    hpack_allocator_t a{[](void* ctx, size_t n) -> void* {
+                            void* p = malloc(n);
+                            auto* l = static_cast<Live*>(ctx);
+                            l->blocks[p] = n;
+                            l->bytes += n;
+                            return p;
+                        },
+                        [](void* ctx, void* p) {
+                            auto* l = static_cast<Live*>(ctx);
+                            l->bytes -= l->blocks[p];
+                            l->blocks.erase(p);
+                            free(p);
+                        },
+                        &live};
+    const std::string value(100, 'v');
+    size_t created[2];
+    for (size_t settings : {size_t{4096}, size_t{65536}}) {
+        hpack_decoder_t* d = hpack_decoder_create(&a, settings);
+        ASSERT_NE(d, nullptr);
+        const size_t base = live.bytes;
+        created[settings == 65536] = base;
+        std::vector<Decoded> fields;
+        for (int i = 0; i < 8; ++i) {
+            ASSERT_EQ(decode(d, incremental_literal("x-" + std::to_string(i), value), &fields),
+                      HPACK_OK);
+        }
+        EXPECT_EQ(live.bytes, base) << settings;
+        size_t most = 0;
+        for (int i = 8; i < 2000; ++i) {
+            ASSERT_EQ(decode(d, incremental_literal("x-" + std::to_string(i), value), &fields),
+                      HPACK_OK);
+            most = std::max(most, live.bytes);
+        }
+        EXPECT_GT(most, base) << settings;
+        EXPECT_LE(most, base + 4096 / 32 * 64 * 3 / 2 + 2 * 4096 + 64) << settings;
+        hpack_decoder_destroy(d);
+        EXPECT_EQ(live.bytes, 0u) << settings;
+    }
+    EXPECT_EQ(created[0], created[1]);
 }
 
 // The table's copies (copy_octets()): every length from 0 to 100 copies

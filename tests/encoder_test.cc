@@ -98,6 +98,62 @@ TEST(EncoderTable, RoundTripsRandomListsWithTableSizeChanges) {
     hpack_decoder_destroy(d);
 }
 
+// Every allocation an encoder makes may fail: with the Nth failing, for
+// every N of a connection whose table grows to 65536 octets, creation
+// fails cleanly or every block still round trips (a field the table
+// has no room for is sent without indexing), the peer's table stays in
+// step, and nothing leaks.
+TEST(EncoderTable, EveryFailedAllocationLeavesBlocksThatRoundTrip) {
+    struct Budget {
+        int left = -1;   // allocations until the failing one; -1: none fails
+        int made = 0;
+        int live = 0;
+    };
+    Budget b;
+    hpack_allocator_t a{[](void* ctx, size_t n) -> void* {
+                            auto* b = static_cast<Budget*>(ctx);
+                            if (b->left >= 0 && b->left-- == 0) return nullptr;
+                            ++b->made;
+                            ++b->live;
+                            return malloc(n);
+                        },
+                        [](void* ctx, void* p) {
+                            --static_cast<Budget*>(ctx)->live;
+                            free(p);
+                        },
+                        &b};
+    auto run = [&](int fail_at) {
+        b = Budget{};
+        b.left = fail_at;
+        hpack_encoder_t* e = hpack_encoder_create(&a, 65536, nullptr);
+        if (!e) {
+            EXPECT_EQ(fail_at, 0);
+            return;
+        }
+        hpack_decoder_t* d = hpack_decoder_create(nullptr, 65536);
+        ASSERT_EQ(hpack_decoder_set_settings_table_size(d, 65536), HPACK_OK);
+        ASSERT_EQ(hpack_encoder_set_peer_table_size(e, 65536), HPACK_OK);
+        for (int block = 0; block < 60; ++block) {
+            HeaderList list = kResponse;
+            for (int i = 0; i < 10; ++i)
+                list.emplace_back("x-" + std::to_string(block) + "-" + std::to_string(i),
+                                  std::string(80, static_cast<char>('a' + i)));
+            std::vector<uint8_t> wire = encode(e, list);
+            std::vector<Decoded> out;
+            ASSERT_EQ(decode(d, wire, &out), HPACK_OK) << fail_at << " " << block;
+            ASSERT_EQ(names_values(out), list) << fail_at << " " << block;
+            ASSERT_EQ(hpack_decoder_table_size(d), hpack_encoder_table_size(e)) << fail_at;
+        }
+        hpack_encoder_destroy(e);
+        hpack_decoder_destroy(d);
+        EXPECT_EQ(b.live, 0) << fail_at;
+    };
+    run(-1);
+    const int allocations = b.made;
+    EXPECT_GT(allocations, 3);  // the table grew past its first block
+    for (int n = 0; n < allocations; ++n) run(n);
+}
+
 // The first 32 places of a block remember the entry they used; the next
 // block checks that entry before any lookup.  A hint is only a guess: a
 // changed value, a field moved elsewhere, an evicted entry and a caller's

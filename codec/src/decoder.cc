@@ -494,6 +494,8 @@ int hpack_decoder::parse(const uint8_t* p, const uint8_t* end,
     f->representation = rep;
     f->memo = nullptr;
     if (rep == HPACK_REP_INCREMENTAL) {
+        const size_t bytes = f->name_len + f->value_len;
+        if (table.needs_room(bytes) && !table.make_room(bytes)) return HPACK_E_NOMEM;
         uint32_t evicted;
         auto* e = table.insert(f->name, f->name_len, f->value, f->value_len,
                                &evicted);
@@ -626,12 +628,12 @@ HPACK_API hpack_decoder_t* hpack_decoder_create(const hpack_allocator_t* allocat
     if (settings_table_size > HPACK_MAX_TABLE_SIZE) return nullptr;
     Allocator a(allocator);
     // One allocation: the decoder, its scratch (kBatchScratch) and its
-    // table.
-    hpack_decoder_t* d = a.make_with_tail<hpack_decoder>(
-        kBatchScratch + DecoderTable::storage_size(settings_table_size, 0), a);
+    // table's first block (the decoder is made for a first header block).
+    const size_t first = DecoderTable::first_storage_size(settings_table_size, 0);
+    hpack_decoder_t* d = a.make_with_tail<hpack_decoder>(kBatchScratch + first, a);
     if (!d) return nullptr;
     d->scratch.lend(Allocator::tail_of(d), kBatchScratch);
-    d->table.reserve(settings_table_size, 0, nullptr, Allocator::tail_of(d) + kBatchScratch);
+    d->table.lend(Allocator::tail_of(d) + kBatchScratch, first, settings_table_size);
     d->settings_size = settings_table_size;
     // RFC 7541 4.2: the table starts at the protocol's initial 4096; a
     // larger setting only permits the peer to raise it with an update.
@@ -658,7 +660,7 @@ HPACK_API void hpack_decoder_set_string_limit(hpack_decoder_t* dec, size_t max_c
 
 HPACK_API int hpack_decoder_set_settings_table_size(hpack_decoder_t* dec, size_t size) {
     if (size > HPACK_MAX_TABLE_SIZE) return HPACK_E_ARGUMENT;
-    if (!dec->table.reserve(size)) return HPACK_E_NOMEM;
+    dec->table.permit(size);
     dec->settings_size = size;
     // RFC 7541 4.2: a smaller limit must be acknowledged by the encoder
     // with a size update at the start of its next block, no larger than the

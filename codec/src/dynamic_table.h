@@ -7,10 +7,17 @@
 // instead, see slot()) and one byte arena that holds every entry's name
 // and value contiguously, oldest first.  New bytes go at the arena's end;
 // when they do not fit, the live bytes (at most the table size) move to
-// its start.  The arena is twice the table size, so a
-// move happens at most once per table-size worth of insertions: O(1)
-// amortized per octet, and a name or value is always one contiguous span
-// that callers can point at.
+// its start.  A name or value is always one contiguous span that callers
+// can point at.
+//
+// Storage follows the contents: a table allocates nothing until its first
+// insertion, then one block holding a ring of kFirstSlots descriptors and
+// an arena of kFirstArena octets, and doubles either when an insertion
+// finds it short (make_room()), up to the bounds of the table's largest
+// permitted size S: S / 32 descriptors (every entry takes 32 octets or
+// more) and an arena of 2 S.  The arena grows when its live bytes would
+// fill more than three quarters of it, so a compaction moves at most three
+// octets per octet inserted since the last: O(1) amortized per octet.
 //
 // Extra is per-entry data kept beside the descriptor: the decoder's memo,
 // the encoder's hash chains.
@@ -87,28 +94,46 @@ public:
 
     explicit DynamicTable(const Allocator& a) : alloc_(a) {}
     ~DynamicTable() {
-        if (owned_) alloc_.free(block_);
+        if (block_ && block_ != lent_) alloc_.free(block_);
     }
     DynamicTable(const DynamicTable&) = delete;
     DynamicTable& operator=(const DynamicTable&) = delete;
 
-    // Makes room for a table of up to max_size; keeps the entries.  False on
-    // allocation failure (the table is unchanged).  One allocation holds the
-    // ring, extra_per_slot octets per ring slot for the owner (*extra, 8-octet
-    // aligned; set only when the storage was replaced, else nullptr) and the
-    // arena: a new connection pays for one allocation, not three.
-    // storage, when given, is storage_size(max_size, extra_per_slot) octets
-    // the caller allocated with the table's owner (one allocation for a new
-    // connection's whole object) and frees with it.
-    bool reserve(size_t max_size, size_t extra_per_slot = 0, void** extra = nullptr,
-                 void* storage = nullptr);
-    static size_t storage_size(size_t max_size, size_t extra_per_slot) {
-        const size_t ring_cap = ring_capacity_for(max_size);
-        return kRingAlign - 1 + ring_bytes(slots_for(ring_cap)) + ring_cap * extra_per_slot +
-               2 * max_size;
+    // Permits a maximum size of up to max_size (set_max_size()); allocates
+    // nothing: the storage grows to it as entries come (make_room()).
+    void permit(size_t max_size) {
+        if (max_size > permitted_) permitted_ = max_size;
     }
-    // The most entries the table can hold.
-    uint64_t ring_capacity() const { return ring_mask_ + 1; }
+
+    // True when an entry of name_len + value_len == bytes needs make_room()
+    // before insert(): no free descriptor, or no room at the arena's end.
+    HPACK_INLINE bool needs_room(size_t bytes) const {
+        return count() >= ring_cap_ || arena_tail_ + bytes > arena_cap_;
+    }
+    // Grows the storage, when it is short, for an insertion of bytes
+    // (needs_room()); keeps the entries.  False on allocation failure (the
+    // table is unchanged).  One allocation holds the ring, extra_per_slot
+    // octets per ring slot for the owner (*extra, 8-octet aligned; set only
+    // when the storage was replaced, else nullptr) and the arena.
+    HPACK_NOINLINE bool make_room(size_t bytes, size_t extra_per_slot = 0,
+                                  void** extra = nullptr);
+    // Lends the table n octets (first_storage_size()) for its first block,
+    // which the caller allocated with the table's owner (one allocation for
+    // a new connection's object and its first fields) and frees with it;
+    // permits max_size.
+    void lend(void* storage, size_t n, size_t max_size) {
+        lent_ = storage;
+        lent_bytes_ = n;
+        permit(max_size);
+    }
+    static size_t first_storage_size(size_t max_size, size_t extra_per_slot) {
+        const uint64_t ring_cap = first_slots(max_size);
+        return block_bytes(ring_cap, first_arena(max_size), extra_per_slot);
+    }
+    // Descriptors the ring holds now.
+    uint64_t ring_capacity() const { return ring_cap_; }
+    // Octets of storage the table holds now.
+    size_t storage_bytes() const { return block_bytes_; }
 
     size_t size() const { return size_; }
     size_t max_size() const { return max_size_; }
@@ -172,9 +197,10 @@ public:
 
     // True when inserting an entry of name_len + value_len == bytes moves
     // no byte of the arena and no descriptor, and reuses no descriptor of
-    // an entry with an id of since or later.
+    // an entry with an id of since or later: its make_room() moves nothing
+    // either when it is the table's first allocation.
     bool insert_moves_nothing(size_t bytes, uint64_t since) const {
-        if (arena_tail_ + bytes > arena_cap_) return false;
+        if (needs_room(bytes)) return block_ == nullptr;
         if (Window) return !window_full();
         return next_id_ - since <= ring_mask_;
     }
@@ -182,7 +208,8 @@ public:
     // Adds an entry, evicting what it needs (RFC 7541 4.4).  An entry larger
     // than the maximum size empties the table and is not added: returns
     // nullptr then.  name and value must not point into this table (the
-    // arena may move).  *evicted gets the number of evictions.
+    // arena may move).  *evicted gets the number of evictions.  The caller
+    // has made room (needs_room(), make_room()).
     //
     // Inlined into its callers (the decoder's field parser, the encoder's
     // indexing), where GCC would keep it a call, with its frame and the
@@ -273,6 +300,24 @@ private:
         const unsigned long long n = max_size / HPACK_ENTRY_OVERHEAD;
         return n <= 1 ? 1 : size_t{1} << (64 - __builtin_clzll(n - 1));
     }
+    // The first block: a request's or a response's worth of fields (a
+    // browser's navigation indexes 8 entries of 620 octets, a response of 12
+    // fields 10), so that the first block decoded or encoded allocates once
+    // and a batch of fields (hpack_decode_fields) runs to its end.
+    static constexpr uint64_t kFirstSlots = 16;
+    static constexpr size_t kFirstArena = 1024;
+    static uint64_t first_slots(size_t max_size) {
+        const uint64_t ring_max = ring_capacity_for(max_size);
+        return kFirstSlots < ring_max ? kFirstSlots : ring_max;
+    }
+    static size_t first_arena(size_t max_size) {
+        return kFirstArena < 2 * max_size ? kFirstArena : 2 * max_size;
+    }
+    static size_t block_bytes(uint64_t ring_cap, size_t arena_cap, size_t extra_per_slot) {
+        return kRingAlign - 1 + ring_bytes(slots_for(ring_cap)) + ring_cap * extra_per_slot +
+               arena_cap;
+    }
+    bool replace(uint64_t ring_cap, size_t arena_cap, size_t extra_per_slot, void** extra);
     // The ring starts on a cache line, so that each of the decoder's
     // 64-octet descriptors is one line, whatever the allocator's alignment
     // (malloc's 16 leaves a decoder's ring on a line or 32 octets off one,
@@ -283,17 +328,23 @@ private:
         return (n_slots * sizeof(Entry) + 7) & ~size_t{7};
     }
 
+    // The ring of a table without storage: view() points one past it.
+    static inline Entry empty_ring_[1];
+
     Allocator alloc_;
-    bool      owned_ = false;   // block_ came from alloc_
     void*     block_ = nullptr; // the storage of ring_, the owner's extra and arena_
-    Entry*    ring_ = nullptr;
+    void*     lent_ = nullptr;  // the first block's storage, the owner's
+    size_t    lent_bytes_ = 0;
+    size_t    block_bytes_ = 0;
+    Entry*    ring_ = empty_ring_;
+    uint64_t  ring_cap_ = 0;
     uint64_t  ring_mask_ = 0;
     uint64_t  slots_ = 0;       // descriptors in the ring or window
     uint64_t  base_ = 0;        // a window's slot(id) = base_ - id
     uint8_t*  arena_ = nullptr;
     size_t    arena_cap_ = 0;
     size_t    arena_tail_ = 0;
-    size_t    reserved_ = 0;
+    size_t    permitted_ = 0;
     size_t    size_ = 0;
     size_t    max_size_ = 0;
     uint64_t  first_id_ = 0;
@@ -301,44 +352,69 @@ private:
 };
 
 template <class Extra, bool FieldImage, bool Window>
-bool DynamicTable<Extra, FieldImage, Window>::reserve(size_t max_size, size_t extra_per_slot,
-                                              void** extra, void* storage) {
+bool DynamicTable<Extra, FieldImage, Window>::make_room(size_t bytes, size_t extra_per_slot,
+                                                        void** extra) {
     if (extra) *extra = nullptr;
-    if (max_size <= reserved_ && ring_) return true;
-    const size_t ring_cap = ring_capacity_for(max_size);
-    const size_t n_slots = slots_for(ring_cap);
-    const size_t arena_cap = 2 * max_size;
+    // insert() adds no entry larger than the maximum size.
+    if (bytes + HPACK_ENTRY_OVERHEAD > max_size_) return true;
+    // What insert() leaves of the table when it evicts for the entry.
+    size_t size = size_;
+    uint64_t first = first_id_;
+    while (size > max_size_ - (bytes + HPACK_ENTRY_OVERHEAD)) size -= entry_size(entry(first++));
+    const size_t live =
+        first < next_id_ ? arena_tail_ - static_cast<size_t>(entry(first).name - arena_) : 0;
+    const uint64_t ring_max = ring_capacity_for(permitted_);
+    const size_t arena_max = 2 * permitted_;
+    uint64_t ring_cap = ring_cap_;
+    size_t arena_cap = arena_cap_;
+    if (ring_cap == 0) {
+        ring_cap = first_slots(permitted_);
+        arena_cap = first_arena(permitted_);
+    } else if (next_id_ - first >= ring_cap && ring_cap < ring_max) {
+        ring_cap *= 2;
+    }
+    while ((live + bytes) * 4 > arena_cap * 3 && arena_cap < arena_max)
+        arena_cap = 2 * arena_cap < arena_max ? 2 * arena_cap : arena_max;
+    if (ring_cap == ring_cap_ && arena_cap == arena_cap_) return true;  // insert() compacts
+    return replace(ring_cap, arena_cap, extra_per_slot, extra);
+}
+
+// New storage of ring_cap descriptors and arena_cap octets, the live
+// entries copied into it compacted (a window's at its top).
+template <class Extra, bool FieldImage, bool Window>
+bool DynamicTable<Extra, FieldImage, Window>::replace(uint64_t ring_cap, size_t arena_cap,
+                                                      size_t extra_per_slot, void** extra) {
+    const uint64_t n_slots = slots_for(ring_cap);
     const size_t rbytes = ring_bytes(n_slots);
-    const size_t extra_bytes = ring_cap * extra_per_slot;
-    void* const p = storage ? storage : alloc_.alloc(storage_size(max_size, extra_per_slot));
+    const size_t bytes = block_bytes(ring_cap, arena_cap, extra_per_slot);
+    const bool first = !block_ && lent_ && bytes <= lent_bytes_;
+    void* const p = first ? lent_ : alloc_.alloc(bytes);
     if (!p) return false;
     uint8_t* const block =
         static_cast<uint8_t*>(p) + (-reinterpret_cast<uintptr_t>(p) & (kRingAlign - 1));
     Entry* ring = reinterpret_cast<Entry*>(block);
-    uint8_t* arena = block + rbytes + extra_bytes;
-    // Copy the live entries, compacted, into the new storage (a window's
-    // at its top).
+    uint8_t* arena = block + rbytes + ring_cap * extra_per_slot;
     const uint64_t new_base = n_slots - 1 + first_id_;
     size_t tail = 0;
     for (uint64_t id = first_id_; id < next_id_; ++id) {
         Entry e = entry(id);
-        const size_t bytes = e.name_len + e.value_len;
-        memcpy(arena + tail, e.name, bytes);
+        const size_t n = e.name_len + e.value_len;
+        memcpy(arena + tail, e.name, n);
         e.place(arena + tail, e.name_len, e.value_len);
-        tail += bytes;
+        tail += n;
         ring[slot_in(id, new_base, ring_cap - 1)] = e;
     }
-    if (owned_) alloc_.free(block_);
-    owned_ = storage == nullptr;
+    if (block_ && block_ != lent_) alloc_.free(block_);
     block_ = p;
+    block_bytes_ = bytes;
     ring_ = ring;
+    ring_cap_ = ring_cap;
     ring_mask_ = ring_cap - 1;
     slots_ = n_slots;
     base_ = new_base;
     arena_ = arena;
     arena_cap_ = arena_cap;
     arena_tail_ = tail;
-    reserved_ = max_size;
     if (extra) *extra = block + rbytes;
     return true;
 }

@@ -193,7 +193,10 @@ struct hpack_encoder {
         zero_words(&stats, sizeof(stats));
     }
 
-    bool reserve(size_t size, void* storage = nullptr);
+    bool room_for(size_t bytes) {
+        return !table.needs_room(bytes) || grow(bytes);
+    }
+    HPACK_NOINLINE bool grow(size_t bytes);
     void rebuild_index();
     void link_name(uint64_t id, uint32_t static_name, uint64_t name_hash);
     void link_nv(uint64_t id, uint64_t nv_hash);
@@ -225,9 +228,11 @@ struct hpack_encoder {
     EncoderTable        table;
     const hpack_policy* policy;
     uint64_t            seed = 0;
-    // Name+value buckets, then name buckets, in the table's allocation.
+    // Name+value buckets, then name buckets, in the table's allocation;
+    // before it has one, two empty buckets whose bits are none_written.
     ChainHeads          buckets;
     uint64_t            bucket_mask = 0;
+    uint8_t             none_written = 0;
     // Name chains of the names the static table holds, by first entry: such
     // a name is found by the static lookup and needs no hash or compare.
     ChainHeads          static_heads;
@@ -249,12 +254,14 @@ struct hpack_encoder {
     hpack_stats_t stats;  // cleared by the constructor
 };
 
-bool hpack_encoder::reserve(size_t size, void* storage) {
-    // One bucket of each index per entry the table can hold: chains of one
-    // on average when full, and little to clear for a new connection.  The
-    // buckets live in the table's allocation and are rebuilt with it.
+// Room in the table for an entry of bytes octets of name and value, the
+// storage grown when it is short.  One bucket of each index per entry the
+// table holds: chains of one on average when full, and little to clear
+// for a new connection.  The buckets live in the table's allocation and
+// are rebuilt with it.
+bool hpack_encoder::grow(size_t bytes) {
     void* extra;
-    if (!table.reserve(size, kBucketBytesPerSlot, &extra, storage)) return false;
+    if (!table.make_room(bytes, kBucketBytesPerSlot, &extra)) return false;
     if (!extra) return true;
     const uint64_t n = table.ring_capacity();
     uint64_t* const ids = static_cast<uint64_t*>(extra);
@@ -503,6 +510,8 @@ uint8_t* hpack_encoder::encode_literal(const hpack_header_t& h, uint8_t* p, Stat
         // half full").
         index = !(h.flags & HPACK_FIELD_NO_INDEX) &&
                 entry_size <= table.max_size() - table.max_size() / 4 &&
+                // a table that cannot grow leaves the field unindexed
+                room_for(nl + vl) &&
                 (!(pflags & HPACK_POLICY_VOLATILE) || name_index == 0 ||
                  history.seen_or_add(have_nv_hash ? nv_hash
                                      : (have_nv_hash = true,
@@ -555,17 +564,20 @@ HPACK_API hpack_encoder_t* hpack_encoder_create(const hpack_allocator_t* allocat
     Allocator a(allocator);
     const size_t initial = max_table_size < HPACK_DEFAULT_TABLE_SIZE
                                ? max_table_size : HPACK_DEFAULT_TABLE_SIZE;
-    // One allocation: the encoder and its initial table with the buckets.
-    hpack_encoder_t* e = a.make_with_tail<hpack_encoder>(
-        EncoderTable::storage_size(initial, kBucketBytesPerSlot), a,
-        policy ? policy : default_policy());
+    // One allocation: the encoder and its table's first block (the encoder
+    // is made for a first response block).
+    const size_t first = EncoderTable::first_storage_size(max_table_size, kBucketBytesPerSlot);
+    hpack_encoder_t* e =
+        a.make_with_tail<hpack_encoder>(first, a, policy ? policy : default_policy());
     if (!e) return nullptr;
     // The seed only needs to differ between encoders and be unknown to the
     // peer: the object's address and the allocator's entropy suffice.
     e->seed = hash_mix(reinterpret_cast<uintptr_t>(e) ^ 0x9e3779b97f4a7c15ull,
                        reinterpret_cast<uintptr_t>(&e->stats) | 1);
     e->cap = max_table_size;
-    e->reserve(initial, Allocator::tail_of(e));
+    e->table.lend(Allocator::tail_of(e), first, max_table_size);
+    e->buckets.attach(nullptr, &e->none_written, 2);
+    e->rebuild_index();
     // The peer's decoder starts at 4096 (RFC 7540 6.5.2); a smaller cap of
     // ours is signalled in the first block.
     e->table.set_max_size(initial);
@@ -583,7 +595,6 @@ HPACK_API void hpack_encoder_destroy(hpack_encoder_t* enc) {
 HPACK_API int hpack_encoder_set_peer_table_size(hpack_encoder_t* enc, size_t size) {
     if (size > UINT32_MAX) return HPACK_E_ARGUMENT;
     const size_t target = size < enc->cap ? size : enc->cap;
-    if (!enc->reserve(target)) return HPACK_E_NOMEM;
     enc->peer_settings = size;
     if (!enc->update_pending) {
         if (target == enc->table.max_size()) return HPACK_OK;
