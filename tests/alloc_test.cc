@@ -91,20 +91,26 @@ TEST(SteadyStateAllocations, EncoderAndDecoderAllocateNothingPerBlock) {
     std::vector<uint8_t> out(hpack_encode_bound(e, hs.data(), hs.size()));
     size_t decoded = 0;
 
+    // Storage follows the tables' contents: it grows while they fill, each
+    // time to twice its size at most, and stops at the RFC's accounting for
+    // 4096 octets plus the indexes.  With a new path every 7 blocks the
+    // tables hold their most entries (and have stopped growing) well
+    // before block 1000.
     const uint64_t start = c.bytes_allocated();
-    run_blocks(e, d, fields, hs, out, 0, 200, &decoded);  // warm up
+    run_blocks(e, d, fields, hs, out, 0, 1000, &decoded);  // warm up
     const uint64_t before = c.bytes_allocated();
-    // The scratch comes with the decoder (kBatchScratch octets), and the
-    // encoder's tables with the encoder: a request needs no more.
-    EXPECT_EQ(before - start, 0u) << "bytes allocated warming up";
-    run_blocks(e, d, fields, hs, out, 200, 5000, &decoded);
+    EXPECT_GT(before - start, 0u) << "the tables grew while filling";
+    EXPECT_LE(before - start, 96u * 1024) << "bytes allocated warming up";
+    hpack_stats_t warm;
+    hpack_encoder_stats(e, &warm);
+    run_blocks(e, d, fields, hs, out, 1000, 5000, &decoded);
     const uint64_t after = c.bytes_allocated();
 
     EXPECT_EQ(after - before, 0u) << "bytes allocated in 5000 steady-state blocks";
-    EXPECT_EQ(decoded, 5200u * kRequest.size());
+    EXPECT_EQ(decoded, 6000u * kRequest.size());
     hpack_stats_t st;
     hpack_encoder_stats(e, &st);
-    EXPECT_GT(st.insertions, 5u);   // the table kept changing
+    EXPECT_GT(st.evictions, warm.evictions + 5);   // the full table kept changing
     hpack_encoder_destroy(e);
     hpack_decoder_destroy(d);
 }
