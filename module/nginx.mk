@@ -24,7 +24,8 @@ nginx_if_present = { rc=0; BUILD=$(BUILD) scripts/nginx-source.sh $(1) > /dev/nu
     || rc=$$?; [ $$rc -eq 77 ] || { [ $$rc -eq 0 ] && \
     $(MAKE) --no-print-directory nginx-$(1); }; }
 
-.PHONY: nginx nginx-1.26 nginx-1.22 nginx-lines nginx-asan nginx-run \
+.PHONY: nginx nginx-1.26 nginx-1.22 nginx-lines nginx-asan \
+        nginx-asan-fail-alloc nginx-run \
         $(NGINX_LINE_TARGETS)
 
 # one after the other: each build is parallel inside (JOBS, default nproc)
@@ -61,6 +62,13 @@ nginx-1.22: nginx-1.22.1
 ## build/nginx-hpack-asan: patched 1.26.3 + the module under ASan/UBSan
 nginx-asan: lib-asan
 	$(NGINX_ENV) scripts/build-nginx.sh --asan 1.26.3 hpack $(BUILD)/nginx-hpack-asan
+
+# the same with the module's allocation failure injection
+# (module/ngx_http_hpack_module.h: NGX_HTTP_HPACK_FAIL_ALLOC)
+## build/nginx-hpack-asan-fail-alloc: nginx-asan failing a chosen allocation
+nginx-asan-fail-alloc: lib-asan
+	$(NGINX_ENV) scripts/build-nginx.sh --asan --fail-alloc 1.26.3 hpack \
+	    $(BUILD)/nginx-hpack-asan-fail-alloc
 
 ## run build/nginx-hpack with conf/nginx.conf in the foreground
 nginx-run: nginx-1.26

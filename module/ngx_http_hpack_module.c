@@ -61,6 +61,9 @@ static ngx_int_t ngx_http_hpack_postconfiguration(ngx_conf_t *cf);
 static ngx_int_t ngx_http_hpack_init_module(ngx_cycle_t *cycle);
 static void ngx_http_hpack_unhook(void *data);
 static void ngx_http_hpack_exit_process(ngx_cycle_t *cycle);
+#if (NGX_HTTP_HPACK_FAIL_ALLOC)
+static void ngx_http_hpack_fail_init(ngx_log_t *log);
+#endif
 
 
 static ngx_conf_post_handler_pt  ngx_http_hpack_table_size_p =
@@ -233,12 +236,12 @@ ngx_http_hpack_init_connection(ngx_http_v2_connection_t *h2c)
 
     c = h2c->connection;
 
-    hc = ngx_pcalloc(c->pool, sizeof(ngx_http_hpack_conn_t));
+    hc = ngx_http_hpack_pcalloc(c->pool, sizeof(ngx_http_hpack_conn_t));
     if (hc == NULL) {
         return NGX_ERROR;
     }
 
-    cln = ngx_pool_cleanup_add(c->pool, 0);
+    cln = ngx_http_hpack_pool_cleanup_add(c->pool, 0);
     if (cln == NULL) {
         return NGX_ERROR;
     }
@@ -266,7 +269,7 @@ ngx_http_hpack_init_connection(ngx_http_v2_connection_t *h2c)
 static void *
 ngx_http_hpack_alloc(void *ctx, size_t size)
 {
-    return ngx_palloc(ctx, size);
+    return ngx_http_hpack_palloc((ngx_pool_t *) ctx, size);
 }
 
 
@@ -382,7 +385,7 @@ ngx_http_hpack_variable_value(ngx_http_request_t *r,
 {
     u_char  *p;
 
-    p = ngx_pnalloc(r->pool, NGX_INT64_LEN);
+    p = ngx_http_hpack_pnalloc(r->pool, NGX_INT64_LEN);
     if (p == NULL) {
         return NGX_ERROR;
     }
@@ -623,6 +626,10 @@ ngx_http_hpack_init_module(ngx_cycle_t *cycle)
 
     ngx_http_hpack_status_attach(hmcf);
 
+#if (NGX_HTTP_HPACK_FAIL_ALLOC)
+    ngx_http_hpack_fail_init(cycle->log);
+#endif
+
     cln = ngx_pool_cleanup_add(cycle->pool, 0);
     if (cln == NULL) {
         return NGX_ERROR;
@@ -656,3 +663,54 @@ ngx_http_hpack_exit_process(ngx_cycle_t *cycle)
 {
     ngx_http_hpack_status_exit();
 }
+
+
+#if (NGX_HTTP_HPACK_FAIL_ALLOC)
+
+/*
+ * The test build's failure injection: read in the master, before the
+ * workers' environment is cleared, and counted by each worker from its
+ * start, so that with one worker allocation N is the Nth made for its
+ * first connections.
+ */
+
+static ngx_uint_t  ngx_http_hpack_fail_at;
+static ngx_uint_t  ngx_http_hpack_alloc_count;
+
+
+static void
+ngx_http_hpack_fail_init(ngx_log_t *log)
+{
+    char       *env;
+    ngx_int_t   n;
+
+    env = getenv("NGX_HTTP_HPACK_FAIL_ALLOC");
+    if (env == NULL) {
+        return;
+    }
+
+    n = ngx_atoi((u_char *) env, ngx_strlen(env));
+    ngx_http_hpack_fail_at = (n == NGX_ERROR) ? 0 : (ngx_uint_t) n;
+
+    ngx_log_error(NGX_LOG_NOTICE, log, 0,
+                  "hpack: allocation %ui will fail", ngx_http_hpack_fail_at);
+}
+
+
+ngx_uint_t
+ngx_http_hpack_alloc_fails(ngx_log_t *log, const char *site)
+{
+    ngx_http_hpack_alloc_count++;
+
+    if (ngx_http_hpack_alloc_count != ngx_http_hpack_fail_at) {
+        ngx_log_error(NGX_LOG_INFO, log, 0, "hpack: allocation %ui in %s()",
+                      ngx_http_hpack_alloc_count, site);
+        return 0;
+    }
+
+    ngx_log_error(NGX_LOG_ERR, log, 0, "hpack: allocation %ui in %s() failed",
+                  ngx_http_hpack_alloc_count, site);
+    return 1;
+}
+
+#endif

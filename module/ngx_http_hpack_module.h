@@ -33,6 +33,55 @@
 
 #define NGX_HTTP_HPACK_STATIC_ENTRIES  61
 
+
+/*
+ * Every allocation the module and the codec make for a connection goes
+ * through these.  A test build (make nginx-asan-fail-alloc) defines
+ * NGX_HTTP_HPACK_FAIL_ALLOC: each call is then counted by the worker and
+ * logged with its function, and the one whose number is the environment's
+ * NGX_HTTP_HPACK_FAIL_ALLOC fails (interop/alloc_failure_sweep.py);
+ * elsewhere they are nginx's own functions.  ngx_array_push() and
+ * ngx_list_push() are counted at every call, whether or not they would
+ * allocate.
+ */
+
+#if (NGX_HTTP_HPACK_FAIL_ALLOC)
+
+ngx_uint_t ngx_http_hpack_alloc_fails(ngx_log_t *log, const char *site);
+
+#define ngx_http_hpack_failing(log, call)                                    \
+    (ngx_http_hpack_alloc_fails(log, __func__) ? NULL : call)
+
+#define ngx_http_hpack_palloc(pool, size)                                    \
+    ngx_http_hpack_failing((pool)->log, ngx_palloc(pool, size))
+#define ngx_http_hpack_pnalloc(pool, size)                                   \
+    ngx_http_hpack_failing((pool)->log, ngx_pnalloc(pool, size))
+#define ngx_http_hpack_pcalloc(pool, size)                                   \
+    ngx_http_hpack_failing((pool)->log, ngx_pcalloc(pool, size))
+#define ngx_http_hpack_pool_cleanup_add(pool, size)                          \
+    ngx_http_hpack_failing((pool)->log, ngx_pool_cleanup_add(pool, size))
+#define ngx_http_hpack_array_create(pool, n, size)                           \
+    ngx_http_hpack_failing((pool)->log, ngx_array_create(pool, n, size))
+#define ngx_http_hpack_array_push(a)                                         \
+    ngx_http_hpack_failing((a)->pool->log, ngx_array_push(a))
+#define ngx_http_hpack_list_push(l)                                          \
+    ngx_http_hpack_failing((l)->pool->log, ngx_list_push(l))
+#define ngx_http_hpack_create_temp_buf(pool, size)                           \
+    ngx_http_hpack_failing((pool)->log, ngx_create_temp_buf(pool, size))
+
+#else
+
+#define ngx_http_hpack_palloc            ngx_palloc
+#define ngx_http_hpack_pnalloc           ngx_pnalloc
+#define ngx_http_hpack_pcalloc           ngx_pcalloc
+#define ngx_http_hpack_pool_cleanup_add  ngx_pool_cleanup_add
+#define ngx_http_hpack_array_create      ngx_array_create
+#define ngx_http_hpack_array_push        ngx_array_push
+#define ngx_http_hpack_list_push         ngx_list_push
+#define ngx_http_hpack_create_temp_buf   ngx_create_temp_buf
+
+#endif
+
 /*
  * HTTP/2 error codes (RFC 9113 section 7) the codec does not name
  * (hpack.h has HPACK_H2_INTERNAL_ERROR and the rest); ngx_http_v2.c keeps
@@ -224,7 +273,7 @@ ngx_http_hpack_get_ctx(ngx_http_request_t *r)
     ctx = ngx_http_get_module_ctx(r, ngx_http_hpack_module);
 
     if (ctx == NULL) {
-        ctx = ngx_pcalloc(r->pool, sizeof(ngx_http_hpack_ctx_t));
+        ctx = ngx_http_hpack_pcalloc(r->pool, sizeof(ngx_http_hpack_ctx_t));
         if (ctx == NULL) {
             return NULL;
         }

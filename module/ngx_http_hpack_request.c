@@ -486,8 +486,9 @@ ngx_http_hpack_copy_field(ngx_http_v2_connection_t *h2c,
 {
     u_char  *p;
 
-    p = ngx_pnalloc(h2c->state.pool, (f->static_index ? 0 : f->name_len + 1)
-                                     + f->value_len + 1);
+    p = ngx_http_hpack_pnalloc(h2c->state.pool,
+                               (f->static_index ? 0 : f->name_len + 1)
+                               + f->value_len + 1);
     if (p == NULL) {
         return NGX_ERROR;
     }
@@ -527,13 +528,14 @@ ngx_http_hpack_never_indexed(ngx_http_request_t *r, ngx_str_t *value)
     }
 
     if (ctx->never_indexed == NULL) {
-        ctx->never_indexed = ngx_array_create(r->pool, 2, sizeof(ngx_str_t));
+        ctx->never_indexed = ngx_http_hpack_array_create(r->pool, 2,
+                                                         sizeof(ngx_str_t));
         if (ctx->never_indexed == NULL) {
             return NGX_ERROR;
         }
     }
 
-    nv = ngx_array_push(ctx->never_indexed);
+    nv = ngx_http_hpack_array_push(ctx->never_indexed);
     if (nv == NULL) {
         return NGX_ERROR;
     }
@@ -611,7 +613,7 @@ ngx_http_hpack_header_in(ngx_http_request_t *r, ngx_http_v2_header_t *header,
         }
 #endif
 
-        h = ngx_list_push(&r->headers_in.headers);
+        h = ngx_http_hpack_list_push(&r->headers_in.headers);
         if (h == NULL) {
             return NGX_ERROR;
         }

@@ -108,7 +108,7 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
      * any number
      */
 
-    p = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
+    p = ngx_http_hpack_pnalloc(r->pool, NGX_INT_T_LEN);
     if (p == NULL) {
         return NGX_ERROR;
     }
@@ -143,7 +143,7 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
     if (r->headers_out.content_length == NULL
         && r->headers_out.content_length_n >= 0)
     {
-        p = ngx_pnalloc(r->pool, NGX_OFF_T_LEN);
+        p = ngx_http_hpack_pnalloc(r->pool, NGX_OFF_T_LEN);
         if (p == NULL) {
             return NGX_ERROR;
         }
@@ -160,7 +160,8 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
     if (r->headers_out.last_modified == NULL
         && r->headers_out.last_modified_time != -1)
     {
-        p = ngx_pnalloc(r->pool, sizeof("Wed, 31 Dec 1986 18:00:00 GMT") - 1);
+        p = ngx_http_hpack_pnalloc(r->pool,
+                                   sizeof("Wed, 31 Dec 1986 18:00:00 GMT") - 1);
         if (p == NULL) {
             return NGX_ERROR;
         }
@@ -249,7 +250,7 @@ ngx_http_hpack_content_type(ngx_http_request_t *r, hpack_header_t *hd)
         len = r->headers_out.content_type.len + sizeof("; charset=") - 1
               + r->headers_out.charset.len;
 
-        p = ngx_pnalloc(r->pool, len);
+        p = ngx_http_hpack_pnalloc(r->pool, len);
         if (p == NULL) {
             return NGX_ERROR;
         }
@@ -366,7 +367,7 @@ ngx_http_hpack_fields(ngx_http_request_t *r, ngx_uint_t n,
         return local;
     }
 
-    return ngx_palloc(r->pool, n * sizeof(hpack_header_t));
+    return ngx_http_hpack_palloc(r->pool, n * sizeof(hpack_header_t));
 }
 
 
@@ -418,8 +419,8 @@ ngx_http_hpack_add_list(ngx_http_request_t *r, ngx_list_t *list,
                                          header[i].key.len))
             {
                 if (p == NULL) {
-                    p = ngx_pnalloc(r->pool,
-                                    ngx_http_hpack_names_len(part, i));
+                    p = ngx_http_hpack_pnalloc(r->pool,
+                                           ngx_http_hpack_names_len(part, i));
                     if (p == NULL) {
                         return NGX_ERROR;
                     }
@@ -589,7 +590,7 @@ ngx_http_hpack_encode(ngx_http_request_t *r, hpack_header_t *hs,
 
     bound = hpack_encode_bound(hc->encoder, hs, n);
 
-    out = ngx_pnalloc(r->pool, bound);
+    out = ngx_http_hpack_pnalloc(r->pool, bound);
     if (out == NULL) {
         return NGX_ERROR;
     }

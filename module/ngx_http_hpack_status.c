@@ -252,7 +252,8 @@ ngx_http_hpack_counted_alloc(void *ctx, size_t size)
 {
     u_char  *p;
 
-    p = ngx_palloc(ctx, NGX_HTTP_HPACK_SIZE_PREFIX + size);
+    p = ngx_http_hpack_palloc((ngx_pool_t *) ctx,
+                              NGX_HTTP_HPACK_SIZE_PREFIX + size);
     if (p == NULL) {
         return NULL;
     }
@@ -402,7 +403,7 @@ ngx_http_hpack_status_handler(ngx_http_request_t *r, ngx_uint_t json)
                 + ngx_http_hpack_error_kinds[i].len + NGX_INT64_LEN;
     }
 
-    b = ngx_create_temp_buf(r->pool, size);
+    b = ngx_http_hpack_create_temp_buf(r->pool, size);
     if (b == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }

@@ -2,7 +2,7 @@
 # Builds and installs one nginx: stock (unpatched) or hpack (patched, with
 # the module as a dynamic module).
 #
-#   scripts/build-nginx.sh [--asan] VERSION stock|hpack PREFIX
+#   scripts/build-nginx.sh [--asan [--fail-alloc]] VERSION stock|hpack PREFIX
 #   scripts/build-nginx.sh 1.26.3 stock build/nginx-stock
 #   scripts/build-nginx.sh 1.26.3 hpack build/nginx-hpack
 #   scripts/build-nginx.sh --asan 1.26.3 hpack build/nginx-hpack-asan
@@ -28,16 +28,26 @@
 # interop/ubsan.supp does not suppress stops the process when
 # UBSAN_OPTIONS has halt_on_error=1); the codec library is built with the
 # Makefile's SAN_FLAGS, where every UBSan report is fatal.
+#
+# --fail-alloc (after --asan) adds -DNGX_HTTP_HPACK_FAIL_ALLOC=1: the
+# module's test build whose Nth allocation for a connection fails
+# (module/ngx_http_hpack_module.h, interop/alloc_failure_sweep.py), in
+# build/work/nginx-VERSION-VARIANT-asan-fail-alloc.
 set -euo pipefail
 
 usage() {
-    echo "usage: build-nginx.sh [--asan] VERSION stock|hpack PREFIX" >&2
+    echo "usage: build-nginx.sh [--asan [--fail-alloc]] VERSION stock|hpack PREFIX" >&2
     exit 2
 }
 
 asan=
 if [ "${1:-}" = --asan ]; then
     asan=1
+    shift
+fi
+fail_alloc=
+if [ -n "$asan" ] && [ "${1:-}" = --fail-alloc ]; then
+    fail_alloc=1
     shift
 fi
 [ $# -eq 3 ] || usage
@@ -69,12 +79,13 @@ if [ -n "$asan" ]; then
     ld_opt="-fsanitize=address,undefined -fsanitize-link-c++-runtime -lstdc++"
     ld_opt="$ld_opt -Wl,-z,nodelete"
 fi
+[ -z "$fail_alloc" ] || cc_opt="$cc_opt -DNGX_HTTP_HPACK_FAIL_ALLOC=1"
 jobs="${JOBS:-$(nproc)}"
 patch_file="$repo/module/patches/nginx-$version-hpack-hooks.patch"
 
 src="$("$repo/scripts/nginx-source.sh" "$version")"
 
-work="$build/work/nginx-$version-$variant${asan:+-asan}"
+work="$build/work/nginx-$version-$variant${asan:+-asan}${fail_alloc:+-fail-alloc}"
 stamp="$work/.hpack-build-stamp"
 
 # What the work tree was made from: the source tree, and the patch.
