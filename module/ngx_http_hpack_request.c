@@ -124,6 +124,12 @@ ngx_http_hpack_decode_block(ngx_http_v2_connection_t *h2c, u_char **pos,
             ngx_log_error(NGX_LOG_INFO, h2c->connection->log, 0,
                           "client sent too large header field");
 
+        } else if (hpack_h2_error(rc) == HPACK_H2_INTERNAL_ERROR) {
+            /* ours, not the client's: its block is not known bad */
+            ngx_log_error(NGX_LOG_CRIT, h2c->connection->log, 0,
+                          "hpack_decode_fields() failed: %s",
+                          hpack_strerror(rc));
+
         } else {
             ngx_log_error(NGX_LOG_INFO, h2c->connection->log, 0,
                           "client sent invalid header block: %s",
