@@ -7,8 +7,10 @@
 # interop/README.md says what every test proves.
 
 INTEROP_ARGS ?=
+ALLOC_SWEEP_ARGS ?=
 
-.PHONY: interop interop-1.22 interop-1.28 interop-1.30 interop-1.31 interop-asan
+.PHONY: interop interop-1.22 interop-1.28 interop-1.30 interop-1.31 interop-asan \
+        alloc-failure-sweep
 
 ## nginx 1.26.3 against nghttp, curl, h2load, python3-h2, every case (a minute)
 interop: nginx-1.26
@@ -41,3 +43,10 @@ interop-1.31:
 ## the suite against nginx-asan: ASan, UBSan and LeakSanitizer
 interop-asan: nginx-1.26 nginx-asan
 	BUILD=$(BUILD) interop/run.sh --asan $(INTEROP_ARGS)
+
+# Fails each allocation of the module and the codec for a connection's
+# first requests in turn, under ASan and LeakSanitizer, plain and with
+# hpack_status's counting allocator (interop/README.md)
+## every allocation of a connection's first requests failed in turn (ASan)
+alloc-failure-sweep: nginx-asan-fail-alloc
+	BUILD=$(BUILD) interop/alloc_failure_sweep.py $(ALLOC_SWEEP_ARGS)

@@ -1,0 +1,402 @@
+#!/usr/bin/python3
+"""The allocation failure sweep: every allocation the module and the codec
+make for a connection's first requests fails once, and each time the
+server answers cleanly, logs it, does not crash, leaks nothing and serves
+the next connection.
+
+    BUILD=build interop/alloc_failure_sweep.py [--plain] [--status] [--at N,N]
+
+Runs build/nginx-hpack-asan-fail-alloc (make nginx-asan-fail-alloc: the
+sanitizer build with NGX_HTTP_HPACK_FAIL_ALLOC, where the worker counts
+the module's allocation calls, the codec allocator's among them, logs
+each with its function and fails the one numbered by the environment's
+NGX_HTTP_HPACK_FAIL_ALLOC; module/ngx_http_hpack_module.h), with
+interop/conf/alloc-failure.conf.  Two sweeps, each alone with its option:
+plain, and with an hpack_status location (the codec then allocates
+through the page's counting allocator, and the workload ends with a
+request for the page).  --at sweeps only the allocations numbered.
+
+First a run that fails nothing lists the allocations of the workload:
+one connection, three requests with a browser's fields (x-secret-token
+never indexed).  The second repeats the first (references to the dynamic
+tables); the third changes two fields and adds 12, and its response (a
+file) has 36 add_header fields, an uppercase name, a variable of the
+module, a charset and a trailer, so that both tables outgrow their first
+storage.  Then for each N a server of its
+own fails allocation N, and the workload must give:
+
+  - a clean answer to each request: a response whose fields, body and
+    trailers are the expected ones (200: a failure the module or the
+    codec absorbs, as an encoder table that cannot grow leaves fields
+    unindexed), a 500, a RST_STREAM INTERNAL_ERROR, or a GOAWAY
+    INTERNAL_ERROR (the requests after it are then not answered); or,
+    for an allocation of the connection's setup, the connection closed
+    before nginx sent anything, as stock nginx closes it when its own
+    setup allocations fail (ngx_http_v2_init()); nothing else, no hang
+    (10 s timeout);
+  - a second connection served as in the run that failed nothing;
+  - at a graceful stop: no worker exited on a signal, no ASan or UBSan
+    report, no leak of the product (interop/sanitizer_reports.py);
+  - the error log's "hpack: allocation N in F() failed" line (the
+    wrapper's, standing in for the "malloc() failed" line of
+    ngx_alloc()).
+
+Prints the allocations by function, one line per N ("N=12
+ngx_http_hpack_copy_field: goaway"), the count line of each sweep
+("alloc-failure (plain): 123 allocations swept, answers: 200 165, ...,
+crashes 0, sanitizer reports or leaks 0, failures 0") and "N passed, N
+failed" over both; exits 1 on any failure.
+Listens on 127.0.0.1:18250 (+ INTEROP_PORT_SHIFT).
+"""
+
+import os
+import re
+import socket
+import subprocess
+import sys
+from collections import Counter
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import harness                 # noqa: E402
+from hpack import NeverIndexedHeaderTuple   # noqa: E402
+import h2.exceptions           # noqa: E402
+import nginx_runner            # noqa: E402
+
+INSTALL = nginx_runner.BUILD / "nginx-hpack-asan-fail-alloc"
+WORK = nginx_runner.BUILD / "interop" / "alloc-failure"
+PORT = 18250 + harness.PORT_SHIFT
+INTERNAL_ERROR = 2
+
+TEMPLATE = nginx_runner.REPO / "interop" / "conf" / "alloc-failure.conf"
+
+STATUS = """
+        location = /hpack-status {
+            hpack_status;
+        }
+"""
+
+
+def browser_fields(path, agent, cookie, extra=()):
+    """A browser's navigation fields; x-secret-token never indexed (the
+    module keeps such values for the response)."""
+    return [(b":method", b"GET"), (b":scheme", b"http"),
+            (b":authority", b"localhost"), (b":path", path.encode()),
+            (b"user-agent", agent.encode()),
+            (b"accept", b"text/html,application/xhtml+xml,application/xml;"
+                        b"q=0.9,image/avif,image/webp,*/*;q=0.8"),
+            (b"accept-language", b"en-US,en;q=0.9"),
+            (b"accept-encoding", b"gzip, deflate, br"),
+            (b"cookie", cookie.encode()),
+            (b"sec-fetch-dest", b"document"),
+            (b"sec-fetch-mode", b"navigate"),
+            (b"sec-fetch-site", b"none"),
+            (b"upgrade-insecure-requests", b"1"),
+            NeverIndexedHeaderTuple(b"x-secret-token",
+                                    b"s3cr3t-" + cookie[-4:].encode())
+            ] + list(extra)
+
+
+AGENT = ("Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like "
+         "Gecko) Chrome/126.0.0.0 Safari/537.36")
+COOKIE = "session=4f2a9c1e7b3d5a60; theme=dark; lang=en; id=0001"
+AGENT2 = AGENT.replace("126", "127")
+COOKIE2 = COOKIE.replace("0001", "0002")
+# fields that take both tables past their first storage (16 entries,
+# 1024 octets): 12 more entries of 80 octets in the request, 30 of 60 in
+# the response of /many
+EXTRA = [(b"x-extra-%02d" % i, b"%02d-" % i + b"e" * 37) for i in range(12)]
+
+
+class Request:
+    """A request of the workload and what its 200 must hold."""
+
+    def __init__(self, path, fields, body, expect, trailers=None,
+                 present=None):
+        self.path, self.fields, self.body = path, fields, body
+        self.expect, self.trailers = expect, trailers
+        # fields of any value, each with the function whose failed
+        # allocation leaves it out, or None
+        self.present = present or {}
+
+
+def page(path, agent, cookie, extra=()):
+    """/headers, or /many (more fields, an uppercase name, a charset, a
+    trailer), with the echoes of agent and cookie."""
+    expect = {"x-echo-agent": agent, "x-echo-cookie": cookie,
+              "x-frame-options": "DENY",
+              "cache-control": "public, max-age=3600"}
+    trailers, present = None, None
+    if path == "/many":
+        expect.update({"x-upper-name": "upper", "content-length": "5",
+                       "content-type": "text/plain; charset=utf-8",
+                       "x-field-29": "29-" + "f" * 17})
+        trailers = {"x-checksum": "0123456789abcdef"}
+        # a variable whose handler fails is "not found" to nginx, and
+        # add_header leaves out a field whose value is empty
+        present = {"last-modified": None,
+                   "x-in-wire": "ngx_http_hpack_variable_value"}
+    return Request(path, browser_fields(path, agent, cookie, extra),
+                   path[1:].encode() + b"\n", expect, trailers, present)
+
+
+# one connection's requests: the second repeats the first (references to
+# the dynamic tables), the third changes some fields and adds more
+WORKLOAD = [
+    page("/headers", AGENT, COOKIE),
+    page("/headers", AGENT, COOKIE),
+    page("/many", AGENT2, COOKIE2, EXTRA),
+]
+# with --status, then the page of hpack_status
+STATUS_REQUEST = Request("/hpack-status",
+                         browser_fields("/hpack-status", AGENT, COOKIE),
+                         None, {})
+
+
+class Server(nginx_runner.Nginx):
+    error = harness.Failure
+    stop_signal = nginx_runner.signal.SIGQUIT   # graceful: LSan runs
+
+    def __init__(self, status):
+        super().__init__(INSTALL / "sbin" / "nginx", WORK, "alloc-failure",
+                         h2c_port=PORT)
+        self.status = status
+
+    def render(self):
+        subst = self.base_subst(INSTALL / "modules" / nginx_runner.MODULE_SO)
+        subst["STATUS"] = STATUS if self.status else ""
+        self.write_conf(nginx_runner.render(TEMPLATE, subst),
+                        dirs=("conf", "logs", "html"))
+        (self.prefix / "html" / "many").write_bytes(b"many\n")
+
+
+def answer(resp, req, failed_site):
+    """The kind of one response, or raises Failure for a wrong one."""
+    if resp.reset is not None:
+        harness.check(resp.reset == INTERNAL_ERROR,
+                      "stream %d reset with %s" % (resp.sid,
+                                                   harness.h2_error_name(
+                                                       resp.reset)))
+        return "rst"
+    harness.check(resp.headers is not None,
+                  "stream %d ended without a response" % resp.sid)
+    if resp.status == 500:
+        return "500"
+    harness.check(resp.status == 200, "stream %d: status %d"
+                  % (resp.sid, resp.status))
+    if req.body is None:
+        harness.check(resp.body.startswith(b"# HELP hpack_"),
+                      "stream %d: body %r" % (resp.sid, resp.body[:60]))
+    else:
+        harness.check(resp.body == req.body, "stream %d: body %r"
+                      % (resp.sid, resp.body))
+    for name, want in req.expect.items():
+        got = resp.header(name)
+        harness.check(got == want, "stream %d: %s %r, not %r"
+                      % (resp.sid, name, got, want))
+    for name, site in req.present.items():
+        harness.check(resp.header(name) or site == failed_site,
+                      "stream %d: no %s" % (resp.sid, name))
+    if req.trailers:
+        got = {n.decode(): v.decode() for n, v in resp.trailers or []}
+        harness.check(got == req.trailers, "stream %d: trailers %r, not %r"
+                      % (resp.sid, got, req.trailers))
+    return "200"
+
+
+class CountingTap(harness.FrameTap):
+    """A FrameTap that counts the octets received."""
+
+    received = 0
+
+    def feed(self, data):
+        self.received += len(data)
+        return super().feed(data)
+
+
+def closed_kind(client):
+    """The kind of a connection nginx closed: "goaway" after GOAWAY
+    INTERNAL_ERROR, "close" before it sent anything (what stock nginx does
+    when an allocation of its own connection setup fails,
+    ngx_http_v2_init()); raises Failure for any other end."""
+    if client.terminated is None and client.tap.received == 0:
+        return "close"
+    harness.check(client.terminated is not None
+                  and client.terminated.startswith("INTERNAL_ERROR"),
+                  "connection closed without GOAWAY INTERNAL_ERROR (%s)"
+                  % client.terminated)
+    return "goaway"
+
+
+def connection(requests, failed_site=None):
+    """The kinds of the answers to the requests, on one connection:
+    "200", "500", "rst", then "goaway" or "close" (closed_kind()) for the
+    first request the connection left unanswered."""
+    kinds = []
+    try:
+        client = harness.H2Client(PORT, timeout=10)
+    except ConnectionError:
+        return ["close"]            # closed while the preface was sent
+    client.tap = CountingTap()
+    try:
+        for req in requests:
+            try:
+                resp = client.get(req.fields)
+            except socket.timeout:
+                raise harness.Failure("no answer in 10 s")
+            except (harness.Failure, ConnectionError):
+                # nginx closed the connection (a reset when it closed
+                # with the request unread)
+                kinds.append(closed_kind(client))
+                break
+            except h2.exceptions.H2Error as e:
+                raise harness.Failure("h2: %r" % e)
+            kinds.append(answer(resp, req, failed_site))
+            if client.terminated:
+                harness.check(client.terminated.startswith("INTERNAL_ERROR"),
+                              "GOAWAY %s" % client.terminated)
+                kinds.append("goaway")
+                break
+    finally:
+        client.close()
+    return kinds
+
+
+def workload(status):
+    return WORKLOAD + [STATUS_REQUEST] if status else WORKLOAD
+
+
+def sanitizers(server, reports):
+    san = subprocess.run([sys.executable, str(nginx_runner.REPO / "interop" /
+                                              "sanitizer_reports.py"),
+                          str(reports), str(server.error_log)],
+                         capture_output=True, text=True)
+    harness.check(san.returncode == 0, "sanitizers:\n" + san.stdout[-3000:])
+
+
+def start(status, fail_at, reports):
+    for f in reports.glob("san.*"):
+        f.unlink()
+    os.environ["NGX_HTTP_HPACK_FAIL_ALLOC"] = str(fail_at)
+    server = Server(status)
+    server.start()
+    return server
+
+
+def run_one(status, fail_at, site, reports):
+    """One server failing allocation fail_at: the workload, then a second
+    connection; returns the first connection's kinds or raises Failure (a
+    crash and a sanitizer's report before a wrong answer, which they
+    cause)."""
+    server = start(status, fail_at, reports)
+    wrong = None
+    try:
+        kinds = connection(workload(status), site)
+        second = connection(WORKLOAD[:1])
+        harness.check(second == ["200"], "next connection: %s" % second)
+    except harness.Failure as e:
+        wrong = e
+    finally:
+        server.stop()
+    log = server.error_log_text()
+    harness.check("exited on signal" not in log, "a worker crashed")
+    sanitizers(server, reports)
+    if wrong:
+        raise wrong
+    failed_line = r"hpack: allocation %d in \w+\(\) failed" % fail_at
+    harness.check(re.search(failed_line, log),
+                  "no \"allocation %d ... failed\" line" % fail_at)
+    return kinds
+
+
+def first_connection_allocations(status, reports):
+    """The functions of the allocations the first connection makes, in
+    order: the run that fails nothing, with one connection."""
+    server = start(status, 0, reports)
+    try:
+        kinds = connection(workload(status))
+        harness.check(kinds == ["200"] * len(workload(status)),
+                      "without a failure: %s" % kinds)
+    finally:
+        server.stop()
+    sanitizers(server, reports)
+    sites = re.findall(r"hpack: allocation (\d+) in (\w+)\(\)(?! failed)",
+                       server.error_log_text())
+    harness.check([int(n) for n, _ in sites] == list(range(1, len(sites) + 1)),
+                  "allocations not numbered 1, 2, ...")
+    return [site for _, site in sites]
+
+
+def failure_kind(message):
+    if message.startswith("a worker crashed"):
+        return "crash"
+    if message.startswith("sanitizers:"):
+        return "sanitizer"
+    return "answer"
+
+
+def sweep(status, at, reports):
+    """Every allocation of the workload failed in turn (those of at only,
+    when given); prints a line per N and the count line, returns the
+    number of N swept and the failed ones."""
+    sites = first_connection_allocations(status, reports)
+    mode = "hpack_status" if status else "plain"
+    print("alloc-failure (%s): %d allocations on the first connection: %s"
+          % (mode, len(sites),
+             ", ".join("%s %d" % kv for kv in sorted(Counter(sites).items()))),
+          flush=True)
+    answers, failed, kinds_failed = Counter(), [], Counter()
+    swept = 0
+    for n, site in enumerate(sites, 1):
+        if at and n not in at:
+            continue
+        swept += 1
+        try:
+            kinds = run_one(status, n, site, reports)
+        except harness.Failure as e:
+            failed.append(n)
+            kinds_failed[failure_kind(str(e))] += 1
+            print("  N=%d %s: FAIL %s" % (n, site, e), flush=True)
+            continue
+        answers.update(kinds)
+        print("  N=%d %s: %s" % (n, site, " ".join(kinds)), flush=True)
+    print("alloc-failure (%s): %d allocations swept, answers: %s, crashes %d, "
+          "sanitizer reports or leaks %d, failures %d%s"
+          % (mode, swept,
+             ", ".join("%s %d" % kv for kv in sorted(answers.items())),
+             kinds_failed["crash"], kinds_failed["sanitizer"], len(failed),
+             " (N=%s)" % failed if failed else ""), flush=True)
+    if not sites:
+        failed.append(0)
+    return swept, failed
+
+
+def main(argv):
+    args = argv[1:]
+    modes = [m == "--status" for m in args if m in ("--plain", "--status")]
+    at = None
+    if "--at" in args[:-1]:
+        at = {int(n) for n in args[args.index("--at") + 1].split(",")}
+    if not (INSTALL / "sbin" / "nginx").exists():
+        print("alloc-failure: %s not built (make nginx-asan-fail-alloc)"
+              % INSTALL, file=sys.stderr)
+        return 1
+    reports = WORK / "sanitizer"
+    reports.mkdir(parents=True, exist_ok=True)
+    os.environ["ASAN_OPTIONS"] = ("log_path=%s/san:halt_on_error=1:"
+                                  "detect_leaks=1:exitcode=0" % reports)
+    os.environ["UBSAN_OPTIONS"] = ("halt_on_error=1:print_stacktrace=1:"
+                                   "suppressions=%s" % (nginx_runner.REPO /
+                                                        "interop" /
+                                                        "ubsan.supp"))
+    swept, failed = 0, 0
+    for status in modes or [False, True]:
+        n, f = sweep(status, at, reports)
+        swept += n
+        failed += len(f)
+    print("%d passed, %d failed" % (swept - failed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
