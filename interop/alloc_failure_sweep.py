@@ -36,6 +36,8 @@ own fails allocation N, and the workload must give:
     setup allocations fail (ngx_http_v2_init()); nothing else, no hang
     (10 s timeout);
   - a second connection served as in the run that failed nothing;
+  - with hpack_status, its gauges (connections, table bytes) back to 0
+    once both connections have closed, read over HTTP/1.1;
   - at a graceful stop: no worker exited on a signal, no ASan or UBSan
     report, no leak of the product (interop/sanitizer_reports.py);
   - the error log's "hpack: allocation N in F() failed" line (the
@@ -50,11 +52,14 @@ failed" over both; exits 1 on any failure.
 Listens on 127.0.0.1:18250 (+ INTEROP_PORT_SHIFT).
 """
 
+import json
 import os
 import re
 import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -67,6 +72,7 @@ import nginx_runner            # noqa: E402
 INSTALL = nginx_runner.BUILD / "nginx-hpack-asan-fail-alloc"
 WORK = nginx_runner.BUILD / "interop" / "alloc-failure"
 PORT = 18250 + harness.PORT_SHIFT
+PAGE_PORT = PORT + 1            # hpack_status over HTTP/1.1
 INTERNAL_ERROR = 2
 
 TEMPLATE = nginx_runner.REPO / "interop" / "conf" / "alloc-failure.conf"
@@ -75,6 +81,15 @@ STATUS = """
         location = /hpack-status {
             hpack_status;
         }
+"""
+
+STATUS_SERVER = """
+    server {
+        listen       127.0.0.1:%d;
+        location = /status.json {
+            hpack_status  json;
+        }
+    }
 """
 
 
@@ -169,6 +184,8 @@ class Server(nginx_runner.Nginx):
     def render(self):
         subst = self.base_subst(INSTALL / "modules" / nginx_runner.MODULE_SO)
         subst["STATUS"] = STATUS if self.status else ""
+        subst["STATUS_SERVER"] = (STATUS_SERVER % PAGE_PORT if self.status
+                                  else "")
         self.write_conf(nginx_runner.render(TEMPLATE, subst),
                         dirs=("conf", "logs", "html"))
         (self.prefix / "html" / "many").write_bytes(b"many\n")
@@ -287,6 +304,27 @@ def start(status, fail_at, reports):
     return server
 
 
+def gauges_back_to_zero():
+    """hpack_status's gauges once the connections have closed (polled: a
+    connection's cleanup may run after its client saw the end), read over
+    HTTP/1.1, which the module leaves alone."""
+    url = "http://127.0.0.1:%d/status.json" % PAGE_PORT
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=10) as r:
+                doc = json.loads(r.read())
+        except OSError as e:
+            raise harness.Failure("the status page: %s" % e)
+        gauges = {k: doc[k] for k in ("hpack_connections",
+                                      "hpack_table_bytes")}
+        if not any(gauges.values()) or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    harness.check(not any(gauges.values()),
+                  "gauges after the connections closed: %s" % gauges)
+
+
 def run_one(status, fail_at, site, reports):
     """One server failing allocation fail_at: the workload, then a second
     connection; returns the first connection's kinds or raises Failure (a
@@ -298,6 +336,8 @@ def run_one(status, fail_at, site, reports):
         kinds = connection(workload(status), site)
         second = connection(WORKLOAD[:1])
         harness.check(second == ["200"], "next connection: %s" % second)
+        if status:
+            gauges_back_to_zero()
     except harness.Failure as e:
         wrong = e
     finally:
@@ -315,17 +355,21 @@ def run_one(status, fail_at, site, reports):
 
 def first_connection_allocations(status, reports):
     """The functions of the allocations the first connection makes, in
-    order: the run that fails nothing, with one connection."""
+    order: the run that fails nothing."""
     server = start(status, 0, reports)
     try:
         kinds = connection(workload(status))
         harness.check(kinds == ["200"] * len(workload(status)),
                       "without a failure: %s" % kinds)
+        if status:
+            gauges_back_to_zero()
     finally:
         server.stop()
     sanitizers(server, reports)
-    sites = re.findall(r"hpack: allocation (\d+) in (\w+)\(\)(?! failed)",
-                       server.error_log_text())
+    # those of the first connection: the status page's own are not swept
+    lines = re.findall(r"\*(\d+) hpack: allocation (\d+) in (\w+)\(\)"
+                       r"(?! failed)", server.error_log_text())
+    sites = [(n, site) for c, n, site in lines if c == lines[0][0]]
     harness.check([int(n) for n, _ in sites] == list(range(1, len(sites) + 1)),
                   "allocations not numbered 1, 2, ...")
     return [site for _, site in sites]
@@ -342,9 +386,15 @@ def failure_kind(message):
 def sweep(status, at, reports):
     """Every allocation of the workload failed in turn (those of at only,
     when given); prints a line per N and the count line, returns the
-    number of N swept and the failed ones."""
-    sites = first_connection_allocations(status, reports)
+    numbers passed and failed (the run without a failure counts as one
+    when it fails, or finds no allocation)."""
     mode = "hpack_status" if status else "plain"
+    try:
+        sites = first_connection_allocations(status, reports)
+    except harness.Failure as e:
+        print("alloc-failure (%s): the run without a failure: FAIL %s"
+              % (mode, e), flush=True)
+        return 0, 1
     print("alloc-failure (%s): %d allocations on the first connection: %s"
           % (mode, len(sites),
              ", ".join("%s %d" % kv for kv in sorted(Counter(sites).items()))),
@@ -370,9 +420,7 @@ def sweep(status, at, reports):
              ", ".join("%s %d" % kv for kv in sorted(answers.items())),
              kinds_failed["crash"], kinds_failed["sanitizer"], len(failed),
              " (N=%s)" % failed if failed else ""), flush=True)
-    if not sites:
-        failed.append(0)
-    return swept, failed
+    return swept - len(failed), len(failed) + (0 if sites else 1)
 
 
 def main(argv):
@@ -393,12 +441,12 @@ def main(argv):
                                    "suppressions=%s" % (nginx_runner.REPO /
                                                         "interop" /
                                                         "ubsan.supp"))
-    swept, failed = 0, 0
+    passed, failed = 0, 0
     for status in modes or [False, True]:
-        n, f = sweep(status, at, reports)
-        swept += n
-        failed += len(f)
-    print("%d passed, %d failed" % (swept - failed, failed))
+        p, f = sweep(status, at, reports)
+        passed += p
+        failed += f
+    print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
 
