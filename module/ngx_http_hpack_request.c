@@ -425,7 +425,9 @@ static void
 ngx_http_hpack_field_facts(ngx_http_request_t *r, ngx_http_hpack_conn_t *hc,
     hpack_field_t *f, ngx_uint_t us, ngx_http_hpack_memo_t *facts)
 {
+    u_char                        value_state;
     ngx_http_hpack_memo_t        *memo;
+    ngx_http_hpack_static_t      *st;
     ngx_http_core_main_conf_t    *cmcf;
     const ngx_http_hpack_memo_t  *name_memo;
 
@@ -442,8 +444,15 @@ ngx_http_hpack_field_facts(ngx_http_request_t *r, ngx_http_hpack_conn_t *hc,
         }
 
     } else {
+        value_state = 0;
+
         if (f->static_index) {
-            *facts = hc->main_conf->statics[f->static_index].facts;
+            st = &hc->main_conf->statics[f->static_index];
+            *facts = st->facts;
+
+            if (f->representation == HPACK_REP_INDEXED) {
+                value_state = st->value_state;
+            }
 
         } else if (name_memo
                    && (name_memo->name_flags & NGX_HTTP_HPACK_NAME_KNOWN))
@@ -455,7 +464,7 @@ ngx_http_hpack_field_facts(ngx_http_request_t *r, ngx_http_hpack_conn_t *hc,
             ngx_http_hpack_name_facts(cmcf, f->name, f->name_len, facts);
         }
 
-        facts->value_state = 0;
+        facts->value_state = value_state;
         facts->ua = 0;
     }
 
@@ -477,14 +486,26 @@ ngx_http_hpack_field_facts(ngx_http_request_t *r, ngx_http_hpack_conn_t *hc,
 
 /*
  * The field outlives the codec's buffers: copy it to the stream, name
- * (unless static) and value in one allocation.
+ * (unless static) and value in one allocation.  A static entry indexed
+ * whole is the module's copy of it, no allocation, as stock points at its
+ * static table.
  */
 
 static ngx_int_t
 ngx_http_hpack_copy_field(ngx_http_v2_connection_t *h2c,
     ngx_http_hpack_conn_t *hc, hpack_field_t *f, ngx_http_v2_header_t *header)
 {
-    u_char  *p;
+    u_char                   *p;
+    ngx_http_hpack_static_t  *st;
+
+    if (f->static_index && f->representation == HPACK_REP_INDEXED) {
+        st = &hc->main_conf->statics[f->static_index];
+
+        header->name = st->name;
+        header->value = st->value;
+
+        return NGX_OK;
+    }
 
     p = ngx_pnalloc(h2c->state.pool, (f->static_index ? 0 : f->name_len + 1)
                                      + f->value_len + 1);
@@ -814,12 +835,15 @@ ngx_http_hpack_user_agent(ngx_http_request_t *r, ngx_table_elt_t *h,
 }
 
 
-/* per static-table name: hash, handler and validity, once per cycle */
+/*
+ * per static-table entry: the name's hash, handler and validity, the
+ * value's validity, once per cycle
+ */
 
 ngx_int_t
 ngx_http_hpack_init_statics(ngx_conf_t *cf, ngx_http_hpack_main_conf_t *hmcf)
 {
-    ngx_str_t                  *name;
+    ngx_str_t                  *name, *value;
     ngx_uint_t                  i;
     ngx_http_hpack_static_t    *st;
     ngx_http_core_main_conf_t  *cmcf;
@@ -838,6 +862,20 @@ ngx_http_hpack_init_statics(ngx_conf_t *cf, ngx_http_hpack_main_conf_t *hmcf)
 
         ngx_memcpy(st->name.data, name->data, name->len);
         st->name.data[name->len] = '\0';
+
+        value = ngx_http_v2_get_static_value(i);
+
+        st->value.len = value->len;
+        st->value.data = ngx_pnalloc(cf->pool, value->len + 1);
+        if (st->value.data == NULL) {
+            return NGX_ERROR;
+        }
+
+        ngx_memcpy(st->value.data, value->data, value->len);
+        st->value.data[value->len] = '\0';
+
+        st->value_state = ngx_http_hpack_validate_value(st->value.data,
+                                                        st->value.len);
 
         ngx_http_hpack_name_facts(cmcf, st->name.data, st->name.len,
                                   &st->facts);
