@@ -74,12 +74,16 @@ ngx_int_t
 ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
     u_char **end)
 {
-    u_char                 *p;
     ngx_uint_t              n;
     hpack_header_t         *hs, *hd;
     ngx_list_part_t        *part;
     ngx_http_hpack_conn_t  *hc;
     hpack_header_t          local[NGX_HTTP_HPACK_LOCAL_FIELDS];
+
+    /* the values made here are needed only while the block is encoded */
+    u_char                  status[NGX_INT_T_LEN];
+    u_char                  length[NGX_OFF_T_LEN];
+    u_char                  modified[sizeof("Wed, 31 Dec 1986 18:00:00 GMT")];
 
     hc = r->stream->connection->hpack_ctx;
 
@@ -108,15 +112,11 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
      * any number
      */
 
-    p = ngx_pnalloc(r->pool, NGX_INT_T_LEN);
-    if (p == NULL) {
-        return NGX_ERROR;
-    }
-
     hd->name = (u_char *) ":status";
     hd->name_len = sizeof(":status") - 1;
-    hd->value = p;
-    hd->value_len = ngx_http_hpack_decimal(p, r->headers_out.status, 3) - p;
+    hd->value = status;
+    hd->value_len = ngx_http_hpack_decimal(status, r->headers_out.status, 3)
+                    - status;
     hd++;
 
     if (r->headers_out.server == NULL) {
@@ -143,33 +143,24 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
     if (r->headers_out.content_length == NULL
         && r->headers_out.content_length_n >= 0)
     {
-        p = ngx_pnalloc(r->pool, NGX_OFF_T_LEN);
-        if (p == NULL) {
-            return NGX_ERROR;
-        }
-
         hd->name = (u_char *) "content-length";
         hd->name_len = sizeof("content-length") - 1;
-        hd->value = p;
-        hd->value_len = ngx_http_hpack_decimal(p,
+        hd->value = length;
+        hd->value_len = ngx_http_hpack_decimal(length,
                             (uint64_t) r->headers_out.content_length_n, 1)
-                        - p;
+                        - length;
         hd++;
     }
 
     if (r->headers_out.last_modified == NULL
         && r->headers_out.last_modified_time != -1)
     {
-        p = ngx_pnalloc(r->pool, sizeof("Wed, 31 Dec 1986 18:00:00 GMT") - 1);
-        if (p == NULL) {
-            return NGX_ERROR;
-        }
-
         hd->name = (u_char *) "last-modified";
         hd->name_len = sizeof("last-modified") - 1;
-        hd->value = p;
-        hd->value_len = ngx_http_time(p, r->headers_out.last_modified_time)
-                        - p;
+        hd->value = modified;
+        hd->value_len = ngx_http_time(modified,
+                                      r->headers_out.last_modified_time)
+                        - modified;
         hd++;
     }
 
