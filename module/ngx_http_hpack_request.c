@@ -29,9 +29,9 @@ static void ngx_http_hpack_count_error(ngx_http_hpack_conn_t *hc,
     ngx_uint_t kind);
 static ngx_int_t ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
     ngx_http_hpack_conn_t *hc, hpack_field_t *f);
-static void ngx_http_hpack_field_facts(ngx_http_request_t *r,
-    ngx_http_hpack_conn_t *hc, hpack_field_t *f, ngx_uint_t us,
-    ngx_http_hpack_memo_t *facts);
+static ngx_http_hpack_memo_t *ngx_http_hpack_field_facts(
+    ngx_http_request_t *r, ngx_http_hpack_conn_t *hc, hpack_field_t *f,
+    ngx_uint_t us, ngx_http_hpack_memo_t *local);
 static ngx_int_t ngx_http_hpack_copy_field(ngx_http_v2_connection_t *h2c,
     ngx_http_hpack_conn_t *hc, hpack_field_t *f,
     ngx_http_v2_header_t *header);
@@ -286,7 +286,7 @@ ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
     ngx_connection_t          *fc;
     ngx_http_request_t        *r;
     ngx_http_v2_header_t       header;
-    ngx_http_hpack_memo_t     *memo, facts;
+    ngx_http_hpack_memo_t     *memo, *facts, local;
     ngx_http_core_srv_conf_t  *cscf;
 
     if (f->name_len == 0) {
@@ -320,7 +320,7 @@ ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
 
     memo = (ngx_http_hpack_memo_t *) f->memo;
 
-    ngx_http_hpack_field_facts(r, hc, f, us, &facts);
+    facts = ngx_http_hpack_field_facts(r, hc, f, us, &local);
 
     if (ngx_http_hpack_copy_field(h2c, hc, f, &header) != NGX_OK) {
         return HPACK_H2_INTERNAL_ERROR;
@@ -328,16 +328,16 @@ ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
 
     /* ngx_http_v2_validate_header(), from the memo */
 
-    r->invalid_header = (facts.name_state[us] == NGX_HTTP_HPACK_INVALID);
+    r->invalid_header = (facts->name_state[us] == NGX_HTTP_HPACK_INVALID);
 
-    if (facts.name_state[us] == NGX_HTTP_HPACK_BAD) {
+    if (facts->name_state[us] == NGX_HTTP_HPACK_BAD) {
         ngx_log_error(NGX_LOG_INFO, fc->log, 0,
                       "client sent invalid header name: \"%V\"",
                       &header.name);
         goto invalid;
     }
 
-    if (facts.value_state == NGX_HTTP_HPACK_BAD) {
+    if (facts->value_state == NGX_HTTP_HPACK_BAD) {
         ngx_log_error(NGX_LOG_INFO, fc->log, 0,
                       "client sent header \"%V\" with "
                       "invalid value: \"%V\"",
@@ -351,7 +351,7 @@ ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
         return HPACK_H2_INTERNAL_ERROR;
     }
 
-    if (facts.name_flags & NGX_HTTP_HPACK_NAME_PSEUDO) {
+    if (facts->name_flags & NGX_HTTP_HPACK_NAME_PSEUDO) {
         rc = ngx_http_hpack_pseudo_header(r, &header);
 
 #if (nginx_version >= 1031000)
@@ -370,7 +370,7 @@ ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
         return NGX_OK;
 
     } else {
-        rc = ngx_http_hpack_header_in(r, &header, &facts, memo);
+        rc = ngx_http_hpack_header_in(r, &header, facts, memo);
     }
 
     if (rc == NGX_ERROR) {
@@ -417,33 +417,25 @@ error:
 /*
  * What is known about a field: its entry's memo, the static table's facts
  * of its name, the memo of the entry its name refers to, or computed now.
- * Validity is checked now where it is not known, and kept in the entry's
- * memo.
+ * Validity is checked now where it is not known.  The facts are the
+ * entry's memo itself when there is one, so an indexed field seen before
+ * costs two tests; else local.
  */
 
-static void
+static ngx_http_hpack_memo_t *
 ngx_http_hpack_field_facts(ngx_http_request_t *r, ngx_http_hpack_conn_t *hc,
-    hpack_field_t *f, ngx_uint_t us, ngx_http_hpack_memo_t *facts)
+    hpack_field_t *f, ngx_uint_t us, ngx_http_hpack_memo_t *local)
 {
     u_char                        value_state;
-    ngx_http_hpack_memo_t        *memo;
+    ngx_http_hpack_memo_t        *facts;
     ngx_http_hpack_static_t      *st;
     ngx_http_core_main_conf_t    *cmcf;
     const ngx_http_hpack_memo_t  *name_memo;
 
-    memo = (ngx_http_hpack_memo_t *) f->memo;
-    name_memo = (const ngx_http_hpack_memo_t *) f->name_memo;
+    facts = f->memo ? (ngx_http_hpack_memo_t *) f->memo : local;
 
-    if (memo && (memo->name_flags & NGX_HTTP_HPACK_NAME_KNOWN)) {
-        *facts = *memo;
-
-        /* an indexed field seen before: everything is known */
-
-        if (facts->name_state[us] && facts->value_state) {
-            return;
-        }
-
-    } else {
+    if (facts == local || !(facts->name_flags & NGX_HTTP_HPACK_NAME_KNOWN)) {
+        name_memo = (const ngx_http_hpack_memo_t *) f->name_memo;
         value_state = 0;
 
         if (f->static_index) {
@@ -478,9 +470,7 @@ ngx_http_hpack_field_facts(ngx_http_request_t *r, ngx_http_hpack_conn_t *hc,
                                                            f->value_len);
     }
 
-    if (memo) {
-        *memo = *facts;
-    }
+    return facts;
 }
 
 
