@@ -35,6 +35,8 @@ static ngx_http_hpack_memo_t *ngx_http_hpack_field_facts(
 static ngx_int_t ngx_http_hpack_copy_field(ngx_http_v2_connection_t *h2c,
     ngx_http_hpack_conn_t *hc, hpack_field_t *f,
     ngx_http_v2_header_t *header);
+static ngx_inline u_char *ngx_http_hpack_cpymem(u_char *dst,
+    const u_char *src, size_t len);
 static ngx_int_t ngx_http_hpack_never_indexed(ngx_http_request_t *r,
     ngx_str_t *value);
 static ngx_int_t ngx_http_hpack_pseudo_header(ngx_http_request_t *r,
@@ -510,17 +512,64 @@ ngx_http_hpack_copy_field(ngx_http_v2_connection_t *h2c,
         header->name.len = f->name_len;
         header->name.data = p;
 
-        p = ngx_cpymem(p, f->name, f->name_len);
+        p = ngx_http_hpack_cpymem(p, f->name, f->name_len);
         *p++ = '\0';
     }
 
     header->value.len = f->value_len;
     header->value.data = p;
 
-    p = ngx_cpymem(p, f->value, f->value_len);
+    p = ngx_http_hpack_cpymem(p, f->value, f->value_len);
     *p = '\0';
 
     return NGX_OK;
+}
+
+
+/*
+ * A request's names and values are mostly short: up to 32 octets they are
+ * copied by overlapping words inline, not by a call to memcpy()
+ */
+
+static ngx_inline u_char *
+ngx_http_hpack_cpymem(u_char *dst, const u_char *src, size_t len)
+{
+    uint32_t  a32, b32;
+    uint64_t  a, b, c, d;
+
+    if (len > 32) {
+        return ngx_cpymem(dst, src, len);
+    }
+
+    if (len > 16) {
+        ngx_memcpy(&a, src, 8);
+        ngx_memcpy(&b, src + 8, 8);
+        ngx_memcpy(&c, src + len - 16, 8);
+        ngx_memcpy(&d, src + len - 8, 8);
+        ngx_memcpy(dst, &a, 8);
+        ngx_memcpy(dst + 8, &b, 8);
+        ngx_memcpy(dst + len - 16, &c, 8);
+        ngx_memcpy(dst + len - 8, &d, 8);
+
+    } else if (len >= 8) {
+        ngx_memcpy(&a, src, 8);
+        ngx_memcpy(&b, src + len - 8, 8);
+        ngx_memcpy(dst, &a, 8);
+        ngx_memcpy(dst + len - 8, &b, 8);
+
+    } else if (len >= 4) {
+        ngx_memcpy(&a32, src, 4);
+        ngx_memcpy(&b32, src + len - 4, 4);
+        ngx_memcpy(dst, &a32, 4);
+        ngx_memcpy(dst + len - 4, &b32, 4);
+
+    } else if (len) {
+        dst[0] = src[0];
+        dst[len / 2] = src[len / 2];
+        dst[len - 1] = src[len - 1];
+    }
+
+    return dst + len;
 }
 
 
