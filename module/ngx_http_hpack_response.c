@@ -547,7 +547,7 @@ ngx_http_hpack_encode(ngx_http_request_t *r, hpack_header_t *hs,
 {
     int                     rc;
     u_char                 *out;
-    size_t                  bound, len, plain;
+    size_t                  bound, len, plain, literal;
     ngx_uint_t              i;
     hpack_stats_t           stats;
     ngx_connection_t       *c;
@@ -561,10 +561,14 @@ ngx_http_hpack_encode(ngx_http_request_t *r, hpack_header_t *hs,
         return NGX_ERROR;
     }
 
+    /* the sizes give the bound too (HPACK_ENCODE_BOUND, hpack.h) */
+
     plain = 0;
+    literal = 0;
 
     for (i = 0; i < n; i++) {
         plain += hs[i].name_len + hs[i].value_len;
+        literal += hs[i].value_literal_len;
 
         ngx_log_debug3(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
                        "hpack output header: \"%*s: ...\" (%uz bytes)",
@@ -578,7 +582,7 @@ ngx_http_hpack_encode(ngx_http_request_t *r, hpack_header_t *hs,
         return NGX_ERROR;
     }
 
-    bound = hpack_encode_bound(hc->encoder, hs, n);
+    bound = HPACK_ENCODE_BOUND(n, plain + literal);
 
     out = ngx_pnalloc(r->pool, bound);
     if (out == NULL) {
