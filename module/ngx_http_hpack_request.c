@@ -52,6 +52,8 @@ static ngx_uint_t ngx_http_hpack_validate_value(const u_char *value,
     size_t len);
 static ngx_int_t ngx_http_hpack_user_agent(ngx_http_request_t *r,
     ngx_table_elt_t *h, ngx_http_hpack_memo_t *facts);
+static ngx_int_t ngx_http_hpack_static_string(ngx_pool_t *pool,
+    ngx_str_t *dst, ngx_str_t *src);
 
 
 ngx_int_t
@@ -874,6 +876,24 @@ ngx_http_hpack_user_agent(ngx_http_request_t *r, ngx_table_elt_t *h,
 }
 
 
+/* a static entry's string, NUL-terminated as a request's strings are */
+
+static ngx_int_t
+ngx_http_hpack_static_string(ngx_pool_t *pool, ngx_str_t *dst, ngx_str_t *src)
+{
+    dst->len = src->len;
+    dst->data = ngx_pnalloc(pool, src->len + 1);
+    if (dst->data == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_memcpy(dst->data, src->data, src->len);
+    dst->data[src->len] = '\0';
+
+    return NGX_OK;
+}
+
+
 /*
  * per static-table entry: the name's hash, handler and validity, the
  * value's validity, once per cycle
@@ -882,7 +902,6 @@ ngx_http_hpack_user_agent(ngx_http_request_t *r, ngx_table_elt_t *h,
 ngx_int_t
 ngx_http_hpack_init_statics(ngx_conf_t *cf, ngx_http_hpack_main_conf_t *hmcf)
 {
-    ngx_str_t                  *name, *value;
     ngx_uint_t                  i;
     ngx_http_hpack_static_t    *st;
     ngx_http_core_main_conf_t  *cmcf;
@@ -891,27 +910,15 @@ ngx_http_hpack_init_statics(ngx_conf_t *cf, ngx_http_hpack_main_conf_t *hmcf)
 
     for (i = 1; i <= NGX_HTTP_HPACK_STATIC_ENTRIES; i++) {
         st = &hmcf->statics[i];
-        name = ngx_http_v2_get_static_name(i);
-
-        st->name.len = name->len;
-        st->name.data = ngx_pnalloc(cf->pool, name->len + 1);
-        if (st->name.data == NULL) {
+        if (ngx_http_hpack_static_string(cf->pool, &st->name,
+                                         ngx_http_v2_get_static_name(i))
+            != NGX_OK
+            || ngx_http_hpack_static_string(cf->pool, &st->value,
+                                            ngx_http_v2_get_static_value(i))
+               != NGX_OK)
+        {
             return NGX_ERROR;
         }
-
-        ngx_memcpy(st->name.data, name->data, name->len);
-        st->name.data[name->len] = '\0';
-
-        value = ngx_http_v2_get_static_value(i);
-
-        st->value.len = value->len;
-        st->value.data = ngx_pnalloc(cf->pool, value->len + 1);
-        if (st->value.data == NULL) {
-            return NGX_ERROR;
-        }
-
-        ngx_memcpy(st->value.data, value->data, value->len);
-        st->value.data[value->len] = '\0';
 
         st->value_state = ngx_http_hpack_validate_value(st->value.data,
                                                         st->value.len);
