@@ -23,6 +23,12 @@
 #define NGX_HTTP_HPACK_LOCAL_FIELDS  32
 
 
+#define ngx_http_hpack_field(hd, name, value, value_len)                      \
+    ngx_http_hpack_set_field(hd, (u_char *) name, sizeof(name) - 1, value,    \
+                             value_len)
+
+static ngx_inline void ngx_http_hpack_set_field(hpack_header_t *hd,
+    u_char *name, size_t name_len, u_char *value, size_t value_len);
 static void ngx_http_hpack_server(ngx_http_request_t *r,
     ngx_http_hpack_main_conf_t *hmcf, hpack_header_t *hd);
 static ngx_int_t ngx_http_hpack_content_type(ngx_http_request_t *r,
@@ -74,6 +80,7 @@ ngx_int_t
 ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
     u_char **end)
 {
+    size_t                  len;
     ngx_uint_t              n;
     hpack_header_t         *hs, *hd;
     ngx_list_part_t        *part;
@@ -103,8 +110,6 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
         return NGX_ERROR;
     }
 
-    ngx_memzero(hs, 8 * sizeof(hpack_header_t));
-
     hd = hs;
 
     /*
@@ -112,11 +117,8 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
      * any number
      */
 
-    hd->name = (u_char *) ":status";
-    hd->name_len = sizeof(":status") - 1;
-    hd->value = status;
-    hd->value_len = ngx_http_hpack_decimal(status, r->headers_out.status, 3)
-                    - status;
+    len = ngx_http_hpack_decimal(status, r->headers_out.status, 3) - status;
+    ngx_http_hpack_field(hd, ":status", status, len);
     hd++;
 
     if (r->headers_out.server == NULL) {
@@ -125,10 +127,8 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
     }
 
     if (r->headers_out.date == NULL) {
-        hd->name = (u_char *) "date";
-        hd->name_len = sizeof("date") - 1;
-        hd->value = ngx_cached_http_time.data;
-        hd->value_len = ngx_cached_http_time.len;
+        ngx_http_hpack_field(hd, "date", ngx_cached_http_time.data,
+                             ngx_cached_http_time.len);
         hd++;
     }
 
@@ -143,41 +143,32 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
     if (r->headers_out.content_length == NULL
         && r->headers_out.content_length_n >= 0)
     {
-        hd->name = (u_char *) "content-length";
-        hd->name_len = sizeof("content-length") - 1;
-        hd->value = length;
-        hd->value_len = ngx_http_hpack_decimal(length,
-                            (uint64_t) r->headers_out.content_length_n, 1)
-                        - length;
+        len = ngx_http_hpack_decimal(length,
+                  (uint64_t) r->headers_out.content_length_n, 1) - length;
+        ngx_http_hpack_field(hd, "content-length", length, len);
         hd++;
     }
 
     if (r->headers_out.last_modified == NULL
         && r->headers_out.last_modified_time != -1)
     {
-        hd->name = (u_char *) "last-modified";
-        hd->name_len = sizeof("last-modified") - 1;
-        hd->value = modified;
-        hd->value_len = ngx_http_time(modified,
-                                      r->headers_out.last_modified_time)
-                        - modified;
+        len = ngx_http_time(modified, r->headers_out.last_modified_time)
+              - modified;
+        ngx_http_hpack_field(hd, "last-modified", modified, len);
         hd++;
     }
 
     if (r->headers_out.location && r->headers_out.location->value.len) {
-        hd->name = (u_char *) "location";
-        hd->name_len = sizeof("location") - 1;
-        hd->value = r->headers_out.location->value.data;
-        hd->value_len = r->headers_out.location->value.len;
+        ngx_http_hpack_field(hd, "location",
+                             r->headers_out.location->value.data,
+                             r->headers_out.location->value.len);
         hd++;
     }
 
 #if (NGX_HTTP_GZIP)
     if (r->gzip_vary) {
-        hd->name = (u_char *) "vary";
-        hd->name_len = sizeof("vary") - 1;
-        hd->value = (u_char *) "Accept-Encoding";
-        hd->value_len = sizeof("Accept-Encoding") - 1;
+        ngx_http_hpack_field(hd, "vary", (u_char *) "Accept-Encoding",
+                             sizeof("Accept-Encoding") - 1);
         hd++;
     }
 #endif
@@ -194,6 +185,22 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
 }
 
 
+/* a field of the module's own: no pre-encoded value, no flags */
+
+static ngx_inline void
+ngx_http_hpack_set_field(hpack_header_t *hd, u_char *name, size_t name_len,
+    u_char *value, size_t value_len)
+{
+    hd->name = name;
+    hd->name_len = name_len;
+    hd->value = value;
+    hd->value_len = value_len;
+    hd->value_literal = NULL;
+    hd->value_literal_len = 0;
+    hd->flags = 0;
+}
+
+
 /* "server" by server_tokens, with its literal form encoded at startup */
 
 static void
@@ -204,24 +211,21 @@ ngx_http_hpack_server(ngx_http_request_t *r, ngx_http_hpack_main_conf_t *hmcf,
 
     clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
 
-    hd->name = (u_char *) "server";
-    hd->name_len = sizeof("server") - 1;
-
     if (clcf->server_tokens == NGX_HTTP_SERVER_TOKENS_ON) {
-        hd->value = (u_char *) NGINX_VER;
-        hd->value_len = sizeof(NGINX_VER) - 1;
+        ngx_http_hpack_field(hd, "server", (u_char *) NGINX_VER,
+                             sizeof(NGINX_VER) - 1);
         hd->value_literal = hmcf->server_literal[1].data;
         hd->value_literal_len = hmcf->server_literal[1].len;
 
     } else if (clcf->server_tokens == NGX_HTTP_SERVER_TOKENS_BUILD) {
-        hd->value = (u_char *) NGINX_VER_BUILD;
-        hd->value_len = sizeof(NGINX_VER_BUILD) - 1;
+        ngx_http_hpack_field(hd, "server", (u_char *) NGINX_VER_BUILD,
+                             sizeof(NGINX_VER_BUILD) - 1);
         hd->value_literal = hmcf->server_literal[2].data;
         hd->value_literal_len = hmcf->server_literal[2].len;
 
     } else {
-        hd->value = (u_char *) "nginx";
-        hd->value_len = sizeof("nginx") - 1;
+        ngx_http_hpack_field(hd, "server", (u_char *) "nginx",
+                             sizeof("nginx") - 1);
         hd->value_literal = hmcf->server_literal[0].data;
         hd->value_literal_len = hmcf->server_literal[0].len;
     }
@@ -259,10 +263,8 @@ ngx_http_hpack_content_type(ngx_http_request_t *r, hpack_header_t *hd)
         r->headers_out.content_type.data = p - len;
     }
 
-    hd->name = (u_char *) "content-type";
-    hd->name_len = sizeof("content-type") - 1;
-    hd->value = r->headers_out.content_type.data;
-    hd->value_len = r->headers_out.content_type.len;
+    ngx_http_hpack_field(hd, "content-type", r->headers_out.content_type.data,
+                         r->headers_out.content_type.len);
 
     return NGX_OK;
 }
@@ -322,13 +324,8 @@ ngx_http_hpack_encode_list(ngx_http_request_t *r, ngx_list_t *list,
     n = 0;
 
     if (status) {
-        ngx_memzero(hs, sizeof(hpack_header_t));
-
-        hs->name = (u_char *) ":status";
-        hs->name_len = sizeof(":status") - 1;
-        hs->value = (u_char *) status;
-        hs->value_len = ngx_strlen(status);
-
+        ngx_http_hpack_field(hs, ":status", (u_char *) status,
+                             ngx_strlen(status));
         n = 1;
     }
 
