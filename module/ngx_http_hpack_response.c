@@ -13,6 +13,10 @@
 
 #include "ngx_http_hpack_module.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 
 /*
  * A block's field array is needed only while it is encoded: up to this
@@ -494,9 +498,27 @@ ngx_http_hpack_lowcase(u_char *dst, u_char *src, size_t len)
 }
 
 
+#if defined(__SSE2__)
+
+/* whether an octet of x is 'A'..'Z' (octets from 0x80 compare negative) */
+
+static ngx_inline ngx_uint_t
+ngx_http_hpack_upper16(__m128i x)
+{
+    __m128i  m;
+
+    m = _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('A' - 1)),
+                      _mm_cmplt_epi8(x, _mm_set1_epi8('Z' + 1)));
+
+    return _mm_movemask_epi8(m) != 0;
+}
+
+#endif
+
+
 /*
- * Eight octets at a time, the tail as one overlapping word (or two
- * overlapping halves of one below eight octets)
+ * Sixteen octets at a time with SSE2, else eight, the tail as one
+ * overlapping load (or two overlapping halves of one below eight octets)
  */
 
 static ngx_uint_t
@@ -505,6 +527,9 @@ ngx_http_hpack_has_upper(u_char *src, size_t len)
     size_t    i;
     uint32_t  lo, hi;
     uint64_t  w;
+#if defined(__SSE2__)
+    uint64_t  v;
+#endif
 
     if (len < 4) {
         for (i = 0; i < len; i++) {
@@ -524,6 +549,31 @@ ngx_http_hpack_has_upper(u_char *src, size_t len)
         return ngx_http_hpack_upper_mask(w) != 0;
     }
 
+#if defined(__SSE2__)
+
+    /* sixteen octets a test; below sixteen, two overlapping words in one */
+
+    if (len < 16) {
+        ngx_memcpy(&w, src, 8);
+        ngx_memcpy(&v, src + len - 8, 8);
+
+        return ngx_http_hpack_upper16(_mm_set_epi64x((long long) v,
+                                                     (long long) w));
+    }
+
+    for (i = 0; i + 16 < len; i += 16) {
+        if (ngx_http_hpack_upper16(
+                _mm_loadu_si128((const __m128i *) (src + i))))
+        {
+            return 1;
+        }
+    }
+
+    return ngx_http_hpack_upper16(
+               _mm_loadu_si128((const __m128i *) (src + len - 16)));
+
+#else
+
     for (i = 0; i + 8 < len; i += 8) {
         ngx_memcpy(&w, src + i, 8);
 
@@ -535,6 +585,8 @@ ngx_http_hpack_has_upper(u_char *src, size_t len)
     ngx_memcpy(&w, src + len - 8, 8);
 
     return ngx_http_hpack_upper_mask(w) != 0;
+
+#endif
 }
 
 
