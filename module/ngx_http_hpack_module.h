@@ -156,9 +156,17 @@ typedef char  ngx_http_hpack_memo_fits_t
                   [sizeof(ngx_http_hpack_memo_t) <= HPACK_MEMO_SIZE ? 1 : -1];
 
 
+/*
+ * A static-table entry: its name's facts, and its value with that value's
+ * validity for the field indexed whole, which then takes both from here
+ * as stock nginx takes them from its static table
+ */
+
 typedef struct {
     ngx_str_t                          name;
+    ngx_str_t                          value;
     ngx_http_hpack_memo_t              facts;
+    u_char                             value_state;
 } ngx_http_hpack_static_t;
 
 

@@ -29,12 +29,14 @@ static void ngx_http_hpack_count_error(ngx_http_hpack_conn_t *hc,
     ngx_uint_t kind);
 static ngx_int_t ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
     ngx_http_hpack_conn_t *hc, hpack_field_t *f);
-static void ngx_http_hpack_field_facts(ngx_http_request_t *r,
-    ngx_http_hpack_conn_t *hc, hpack_field_t *f, ngx_uint_t us,
-    ngx_http_hpack_memo_t *facts);
+static ngx_http_hpack_memo_t *ngx_http_hpack_field_facts(
+    ngx_http_request_t *r, ngx_http_hpack_conn_t *hc, hpack_field_t *f,
+    ngx_uint_t us, ngx_http_hpack_memo_t *local);
 static ngx_int_t ngx_http_hpack_copy_field(ngx_http_v2_connection_t *h2c,
     ngx_http_hpack_conn_t *hc, hpack_field_t *f,
     ngx_http_v2_header_t *header);
+static ngx_inline u_char *ngx_http_hpack_cpymem(u_char *dst,
+    const u_char *src, size_t len);
 static ngx_int_t ngx_http_hpack_never_indexed(ngx_http_request_t *r,
     ngx_str_t *value);
 static ngx_int_t ngx_http_hpack_pseudo_header(ngx_http_request_t *r,
@@ -50,6 +52,8 @@ static ngx_uint_t ngx_http_hpack_validate_value(const u_char *value,
     size_t len);
 static ngx_int_t ngx_http_hpack_user_agent(ngx_http_request_t *r,
     ngx_table_elt_t *h, ngx_http_hpack_memo_t *facts);
+static ngx_int_t ngx_http_hpack_static_string(ngx_pool_t *pool,
+    ngx_str_t *dst, ngx_str_t *src);
 
 
 ngx_int_t
@@ -292,7 +296,7 @@ ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
     ngx_connection_t          *fc;
     ngx_http_request_t        *r;
     ngx_http_v2_header_t       header;
-    ngx_http_hpack_memo_t     *memo, facts;
+    ngx_http_hpack_memo_t     *memo, *facts, local;
     ngx_http_core_srv_conf_t  *cscf;
 
     if (f->name_len == 0) {
@@ -326,7 +330,7 @@ ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
 
     memo = (ngx_http_hpack_memo_t *) f->memo;
 
-    ngx_http_hpack_field_facts(r, hc, f, us, &facts);
+    facts = ngx_http_hpack_field_facts(r, hc, f, us, &local);
 
     if (ngx_http_hpack_copy_field(h2c, hc, f, &header) != NGX_OK) {
         return HPACK_H2_INTERNAL_ERROR;
@@ -334,16 +338,16 @@ ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
 
     /* ngx_http_v2_validate_header(), from the memo */
 
-    r->invalid_header = (facts.name_state[us] == NGX_HTTP_HPACK_INVALID);
+    r->invalid_header = (facts->name_state[us] == NGX_HTTP_HPACK_INVALID);
 
-    if (facts.name_state[us] == NGX_HTTP_HPACK_BAD) {
+    if (facts->name_state[us] == NGX_HTTP_HPACK_BAD) {
         ngx_log_error(NGX_LOG_INFO, fc->log, 0,
                       "client sent invalid header name: \"%V\"",
                       &header.name);
         goto invalid;
     }
 
-    if (facts.value_state == NGX_HTTP_HPACK_BAD) {
+    if (facts->value_state == NGX_HTTP_HPACK_BAD) {
         ngx_log_error(NGX_LOG_INFO, fc->log, 0,
                       "client sent header \"%V\" with "
                       "invalid value: \"%V\"",
@@ -357,7 +361,7 @@ ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
         return HPACK_H2_INTERNAL_ERROR;
     }
 
-    if (facts.name_flags & NGX_HTTP_HPACK_NAME_PSEUDO) {
+    if (facts->name_flags & NGX_HTTP_HPACK_NAME_PSEUDO) {
         rc = ngx_http_hpack_pseudo_header(r, &header);
 
 #if (nginx_version >= 1031000)
@@ -376,7 +380,7 @@ ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
         return NGX_OK;
 
     } else {
-        rc = ngx_http_hpack_header_in(r, &header, &facts, memo);
+        rc = ngx_http_hpack_header_in(r, &header, facts, memo);
     }
 
     if (rc == NGX_ERROR) {
@@ -423,33 +427,34 @@ error:
 /*
  * What is known about a field: its entry's memo, the static table's facts
  * of its name, the memo of the entry its name refers to, or computed now.
- * Validity is checked now where it is not known, and kept in the entry's
- * memo.
+ * Validity is checked now where it is not known.  The facts are the
+ * entry's memo itself when there is one, so an indexed field seen before
+ * costs two tests; else local.
  */
 
-static void
+static ngx_http_hpack_memo_t *
 ngx_http_hpack_field_facts(ngx_http_request_t *r, ngx_http_hpack_conn_t *hc,
-    hpack_field_t *f, ngx_uint_t us, ngx_http_hpack_memo_t *facts)
+    hpack_field_t *f, ngx_uint_t us, ngx_http_hpack_memo_t *local)
 {
-    ngx_http_hpack_memo_t        *memo;
+    u_char                        value_state;
+    ngx_http_hpack_memo_t        *facts;
+    ngx_http_hpack_static_t      *st;
     ngx_http_core_main_conf_t    *cmcf;
     const ngx_http_hpack_memo_t  *name_memo;
 
-    memo = (ngx_http_hpack_memo_t *) f->memo;
-    name_memo = (const ngx_http_hpack_memo_t *) f->name_memo;
+    facts = f->memo ? (ngx_http_hpack_memo_t *) f->memo : local;
 
-    if (memo && (memo->name_flags & NGX_HTTP_HPACK_NAME_KNOWN)) {
-        *facts = *memo;
+    if (facts == local || !(facts->name_flags & NGX_HTTP_HPACK_NAME_KNOWN)) {
+        name_memo = (const ngx_http_hpack_memo_t *) f->name_memo;
+        value_state = 0;
 
-        /* an indexed field seen before: everything is known */
-
-        if (facts->name_state[us] && facts->value_state) {
-            return;
-        }
-
-    } else {
         if (f->static_index) {
-            *facts = hc->main_conf->statics[f->static_index].facts;
+            st = &hc->main_conf->statics[f->static_index];
+            *facts = st->facts;
+
+            if (f->representation == HPACK_REP_INDEXED) {
+                value_state = st->value_state;
+            }
 
         } else if (name_memo
                    && (name_memo->name_flags & NGX_HTTP_HPACK_NAME_KNOWN))
@@ -461,7 +466,7 @@ ngx_http_hpack_field_facts(ngx_http_request_t *r, ngx_http_hpack_conn_t *hc,
             ngx_http_hpack_name_facts(cmcf, f->name, f->name_len, facts);
         }
 
-        facts->value_state = 0;
+        facts->value_state = value_state;
         facts->ua = 0;
     }
 
@@ -475,22 +480,32 @@ ngx_http_hpack_field_facts(ngx_http_request_t *r, ngx_http_hpack_conn_t *hc,
                                                            f->value_len);
     }
 
-    if (memo) {
-        *memo = *facts;
-    }
+    return facts;
 }
 
 
 /*
  * The field outlives the codec's buffers: copy it to the stream, name
- * (unless static) and value in one allocation.
+ * (unless static) and value in one allocation.  A static entry indexed
+ * whole is the module's copy of it, no allocation, as stock points at its
+ * static table.
  */
 
 static ngx_int_t
 ngx_http_hpack_copy_field(ngx_http_v2_connection_t *h2c,
     ngx_http_hpack_conn_t *hc, hpack_field_t *f, ngx_http_v2_header_t *header)
 {
-    u_char  *p;
+    u_char                   *p;
+    ngx_http_hpack_static_t  *st;
+
+    if (f->static_index && f->representation == HPACK_REP_INDEXED) {
+        st = &hc->main_conf->statics[f->static_index];
+
+        header->name = st->name;
+        header->value = st->value;
+
+        return NGX_OK;
+    }
 
     p = ngx_http_hpack_pnalloc(h2c->state.pool,
                                (f->static_index ? 0 : f->name_len + 1)
@@ -506,17 +521,64 @@ ngx_http_hpack_copy_field(ngx_http_v2_connection_t *h2c,
         header->name.len = f->name_len;
         header->name.data = p;
 
-        p = ngx_cpymem(p, f->name, f->name_len);
+        p = ngx_http_hpack_cpymem(p, f->name, f->name_len);
         *p++ = '\0';
     }
 
     header->value.len = f->value_len;
     header->value.data = p;
 
-    p = ngx_cpymem(p, f->value, f->value_len);
+    p = ngx_http_hpack_cpymem(p, f->value, f->value_len);
     *p = '\0';
 
     return NGX_OK;
+}
+
+
+/*
+ * A request's names and values are mostly short: up to 32 octets they are
+ * copied by overlapping words inline, not by a call to memcpy()
+ */
+
+static ngx_inline u_char *
+ngx_http_hpack_cpymem(u_char *dst, const u_char *src, size_t len)
+{
+    uint32_t  a32, b32;
+    uint64_t  a, b, c, d;
+
+    if (len > 32) {
+        return ngx_cpymem(dst, src, len);
+    }
+
+    if (len > 16) {
+        ngx_memcpy(&a, src, 8);
+        ngx_memcpy(&b, src + 8, 8);
+        ngx_memcpy(&c, src + len - 16, 8);
+        ngx_memcpy(&d, src + len - 8, 8);
+        ngx_memcpy(dst, &a, 8);
+        ngx_memcpy(dst + 8, &b, 8);
+        ngx_memcpy(dst + len - 16, &c, 8);
+        ngx_memcpy(dst + len - 8, &d, 8);
+
+    } else if (len >= 8) {
+        ngx_memcpy(&a, src, 8);
+        ngx_memcpy(&b, src + len - 8, 8);
+        ngx_memcpy(dst, &a, 8);
+        ngx_memcpy(dst + len - 8, &b, 8);
+
+    } else if (len >= 4) {
+        ngx_memcpy(&a32, src, 4);
+        ngx_memcpy(&b32, src + len - 4, 4);
+        ngx_memcpy(dst, &a32, 4);
+        ngx_memcpy(dst + len - 4, &b32, 4);
+
+    } else if (len) {
+        dst[0] = src[0];
+        dst[len / 2] = src[len / 2];
+        dst[len - 1] = src[len - 1];
+    }
+
+    return dst + len;
 }
 
 
@@ -822,12 +884,32 @@ ngx_http_hpack_user_agent(ngx_http_request_t *r, ngx_table_elt_t *h,
 }
 
 
-/* per static-table name: hash, handler and validity, once per cycle */
+/* a static entry's string, NUL-terminated as a request's strings are */
+
+static ngx_int_t
+ngx_http_hpack_static_string(ngx_pool_t *pool, ngx_str_t *dst, ngx_str_t *src)
+{
+    dst->len = src->len;
+    dst->data = ngx_pnalloc(pool, src->len + 1);
+    if (dst->data == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_memcpy(dst->data, src->data, src->len);
+    dst->data[src->len] = '\0';
+
+    return NGX_OK;
+}
+
+
+/*
+ * per static-table entry: the name's hash, handler and validity, the
+ * value's validity, once per cycle
+ */
 
 ngx_int_t
 ngx_http_hpack_init_statics(ngx_conf_t *cf, ngx_http_hpack_main_conf_t *hmcf)
 {
-    ngx_str_t                  *name;
     ngx_uint_t                  i;
     ngx_http_hpack_static_t    *st;
     ngx_http_core_main_conf_t  *cmcf;
@@ -836,16 +918,18 @@ ngx_http_hpack_init_statics(ngx_conf_t *cf, ngx_http_hpack_main_conf_t *hmcf)
 
     for (i = 1; i <= NGX_HTTP_HPACK_STATIC_ENTRIES; i++) {
         st = &hmcf->statics[i];
-        name = ngx_http_v2_get_static_name(i);
-
-        st->name.len = name->len;
-        st->name.data = ngx_pnalloc(cf->pool, name->len + 1);
-        if (st->name.data == NULL) {
+        if (ngx_http_hpack_static_string(cf->pool, &st->name,
+                                         ngx_http_v2_get_static_name(i))
+            != NGX_OK
+            || ngx_http_hpack_static_string(cf->pool, &st->value,
+                                            ngx_http_v2_get_static_value(i))
+               != NGX_OK)
+        {
             return NGX_ERROR;
         }
 
-        ngx_memcpy(st->name.data, name->data, name->len);
-        st->name.data[name->len] = '\0';
+        st->value_state = ngx_http_hpack_validate_value(st->value.data,
+                                                        st->value.len);
 
         ngx_http_hpack_name_facts(cmcf, st->name.data, st->name.len,
                                   &st->facts);

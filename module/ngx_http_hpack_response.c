@@ -13,6 +13,10 @@
 
 #include "ngx_http_hpack_module.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 
 /*
  * A block's field array is needed only while it is encoded: up to this
@@ -23,6 +27,12 @@
 #define NGX_HTTP_HPACK_LOCAL_FIELDS  32
 
 
+#define ngx_http_hpack_field(hd, name, value, value_len)                      \
+    ngx_http_hpack_set_field(hd, (u_char *) name, sizeof(name) - 1, value,    \
+                             value_len)
+
+static ngx_inline void ngx_http_hpack_set_field(hpack_header_t *hd,
+    u_char *name, size_t name_len, u_char *value, size_t value_len);
 static void ngx_http_hpack_server(ngx_http_request_t *r,
     ngx_http_hpack_main_conf_t *hmcf, hpack_header_t *hd);
 static ngx_int_t ngx_http_hpack_content_type(ngx_http_request_t *r,
@@ -74,12 +84,17 @@ ngx_int_t
 ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
     u_char **end)
 {
-    u_char                 *p;
+    size_t                  len;
     ngx_uint_t              n;
     hpack_header_t         *hs, *hd;
     ngx_list_part_t        *part;
     ngx_http_hpack_conn_t  *hc;
     hpack_header_t          local[NGX_HTTP_HPACK_LOCAL_FIELDS];
+
+    /* the values made here are needed only while the block is encoded */
+    u_char                  status[NGX_INT_T_LEN];
+    u_char                  length[NGX_OFF_T_LEN];
+    u_char                  modified[sizeof("Wed, 31 Dec 1986 18:00:00 GMT")];
 
     hc = r->stream->connection->hpack_ctx;
 
@@ -99,8 +114,6 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
         return NGX_ERROR;
     }
 
-    ngx_memzero(hs, 8 * sizeof(hpack_header_t));
-
     hd = hs;
 
     /*
@@ -108,15 +121,8 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
      * any number
      */
 
-    p = ngx_http_hpack_pnalloc(r->pool, NGX_INT_T_LEN);
-    if (p == NULL) {
-        return NGX_ERROR;
-    }
-
-    hd->name = (u_char *) ":status";
-    hd->name_len = sizeof(":status") - 1;
-    hd->value = p;
-    hd->value_len = ngx_http_hpack_decimal(p, r->headers_out.status, 3) - p;
+    len = ngx_http_hpack_decimal(status, r->headers_out.status, 3) - status;
+    ngx_http_hpack_field(hd, ":status", status, len);
     hd++;
 
     if (r->headers_out.server == NULL) {
@@ -125,10 +131,8 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
     }
 
     if (r->headers_out.date == NULL) {
-        hd->name = (u_char *) "date";
-        hd->name_len = sizeof("date") - 1;
-        hd->value = ngx_cached_http_time.data;
-        hd->value_len = ngx_cached_http_time.len;
+        ngx_http_hpack_field(hd, "date", ngx_cached_http_time.data,
+                             ngx_cached_http_time.len);
         hd++;
     }
 
@@ -143,51 +147,32 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
     if (r->headers_out.content_length == NULL
         && r->headers_out.content_length_n >= 0)
     {
-        p = ngx_http_hpack_pnalloc(r->pool, NGX_OFF_T_LEN);
-        if (p == NULL) {
-            return NGX_ERROR;
-        }
-
-        hd->name = (u_char *) "content-length";
-        hd->name_len = sizeof("content-length") - 1;
-        hd->value = p;
-        hd->value_len = ngx_http_hpack_decimal(p,
-                            (uint64_t) r->headers_out.content_length_n, 1)
-                        - p;
+        len = ngx_http_hpack_decimal(length,
+                  (uint64_t) r->headers_out.content_length_n, 1) - length;
+        ngx_http_hpack_field(hd, "content-length", length, len);
         hd++;
     }
 
     if (r->headers_out.last_modified == NULL
         && r->headers_out.last_modified_time != -1)
     {
-        p = ngx_http_hpack_pnalloc(r->pool,
-                                   sizeof("Wed, 31 Dec 1986 18:00:00 GMT") - 1);
-        if (p == NULL) {
-            return NGX_ERROR;
-        }
-
-        hd->name = (u_char *) "last-modified";
-        hd->name_len = sizeof("last-modified") - 1;
-        hd->value = p;
-        hd->value_len = ngx_http_time(p, r->headers_out.last_modified_time)
-                        - p;
+        len = ngx_http_time(modified, r->headers_out.last_modified_time)
+              - modified;
+        ngx_http_hpack_field(hd, "last-modified", modified, len);
         hd++;
     }
 
     if (r->headers_out.location && r->headers_out.location->value.len) {
-        hd->name = (u_char *) "location";
-        hd->name_len = sizeof("location") - 1;
-        hd->value = r->headers_out.location->value.data;
-        hd->value_len = r->headers_out.location->value.len;
+        ngx_http_hpack_field(hd, "location",
+                             r->headers_out.location->value.data,
+                             r->headers_out.location->value.len);
         hd++;
     }
 
 #if (NGX_HTTP_GZIP)
     if (r->gzip_vary) {
-        hd->name = (u_char *) "vary";
-        hd->name_len = sizeof("vary") - 1;
-        hd->value = (u_char *) "Accept-Encoding";
-        hd->value_len = sizeof("Accept-Encoding") - 1;
+        ngx_http_hpack_field(hd, "vary", (u_char *) "Accept-Encoding",
+                             sizeof("Accept-Encoding") - 1);
         hd++;
     }
 #endif
@@ -204,6 +189,22 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
 }
 
 
+/* a field of the module's own: no pre-encoded value, no flags */
+
+static ngx_inline void
+ngx_http_hpack_set_field(hpack_header_t *hd, u_char *name, size_t name_len,
+    u_char *value, size_t value_len)
+{
+    hd->name = name;
+    hd->name_len = name_len;
+    hd->value = value;
+    hd->value_len = value_len;
+    hd->value_literal = NULL;
+    hd->value_literal_len = 0;
+    hd->flags = 0;
+}
+
+
 /* "server" by server_tokens, with its literal form encoded at startup */
 
 static void
@@ -214,24 +215,21 @@ ngx_http_hpack_server(ngx_http_request_t *r, ngx_http_hpack_main_conf_t *hmcf,
 
     clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
 
-    hd->name = (u_char *) "server";
-    hd->name_len = sizeof("server") - 1;
-
     if (clcf->server_tokens == NGX_HTTP_SERVER_TOKENS_ON) {
-        hd->value = (u_char *) NGINX_VER;
-        hd->value_len = sizeof(NGINX_VER) - 1;
+        ngx_http_hpack_field(hd, "server", (u_char *) NGINX_VER,
+                             sizeof(NGINX_VER) - 1);
         hd->value_literal = hmcf->server_literal[1].data;
         hd->value_literal_len = hmcf->server_literal[1].len;
 
     } else if (clcf->server_tokens == NGX_HTTP_SERVER_TOKENS_BUILD) {
-        hd->value = (u_char *) NGINX_VER_BUILD;
-        hd->value_len = sizeof(NGINX_VER_BUILD) - 1;
+        ngx_http_hpack_field(hd, "server", (u_char *) NGINX_VER_BUILD,
+                             sizeof(NGINX_VER_BUILD) - 1);
         hd->value_literal = hmcf->server_literal[2].data;
         hd->value_literal_len = hmcf->server_literal[2].len;
 
     } else {
-        hd->value = (u_char *) "nginx";
-        hd->value_len = sizeof("nginx") - 1;
+        ngx_http_hpack_field(hd, "server", (u_char *) "nginx",
+                             sizeof("nginx") - 1);
         hd->value_literal = hmcf->server_literal[0].data;
         hd->value_literal_len = hmcf->server_literal[0].len;
     }
@@ -269,10 +267,8 @@ ngx_http_hpack_content_type(ngx_http_request_t *r, hpack_header_t *hd)
         r->headers_out.content_type.data = p - len;
     }
 
-    hd->name = (u_char *) "content-type";
-    hd->name_len = sizeof("content-type") - 1;
-    hd->value = r->headers_out.content_type.data;
-    hd->value_len = r->headers_out.content_type.len;
+    ngx_http_hpack_field(hd, "content-type", r->headers_out.content_type.data,
+                         r->headers_out.content_type.len);
 
     return NGX_OK;
 }
@@ -332,13 +328,8 @@ ngx_http_hpack_encode_list(ngx_http_request_t *r, ngx_list_t *list,
     n = 0;
 
     if (status) {
-        ngx_memzero(hs, sizeof(hpack_header_t));
-
-        hs->name = (u_char *) ":status";
-        hs->name_len = sizeof(":status") - 1;
-        hs->value = (u_char *) status;
-        hs->value_len = ngx_strlen(status);
-
+        ngx_http_hpack_field(hs, ":status", (u_char *) status,
+                             ngx_strlen(status));
         n = 1;
     }
 
@@ -507,9 +498,27 @@ ngx_http_hpack_lowcase(u_char *dst, u_char *src, size_t len)
 }
 
 
+#if defined(__SSE2__)
+
+/* whether an octet of x is 'A'..'Z' (octets from 0x80 compare negative) */
+
+static ngx_inline ngx_uint_t
+ngx_http_hpack_upper16(__m128i x)
+{
+    __m128i  m;
+
+    m = _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('A' - 1)),
+                      _mm_cmplt_epi8(x, _mm_set1_epi8('Z' + 1)));
+
+    return _mm_movemask_epi8(m) != 0;
+}
+
+#endif
+
+
 /*
- * Eight octets at a time, the tail as one overlapping word (or two
- * overlapping halves of one below eight octets)
+ * Sixteen octets at a time with SSE2, else eight, the tail as one
+ * overlapping load (or two overlapping halves of one below eight octets)
  */
 
 static ngx_uint_t
@@ -518,6 +527,9 @@ ngx_http_hpack_has_upper(u_char *src, size_t len)
     size_t    i;
     uint32_t  lo, hi;
     uint64_t  w;
+#if defined(__SSE2__)
+    uint64_t  v;
+#endif
 
     if (len < 4) {
         for (i = 0; i < len; i++) {
@@ -537,6 +549,31 @@ ngx_http_hpack_has_upper(u_char *src, size_t len)
         return ngx_http_hpack_upper_mask(w) != 0;
     }
 
+#if defined(__SSE2__)
+
+    /* sixteen octets a test; below sixteen, two overlapping words in one */
+
+    if (len < 16) {
+        ngx_memcpy(&w, src, 8);
+        ngx_memcpy(&v, src + len - 8, 8);
+
+        return ngx_http_hpack_upper16(_mm_set_epi64x((long long) v,
+                                                     (long long) w));
+    }
+
+    for (i = 0; i + 16 < len; i += 16) {
+        if (ngx_http_hpack_upper16(
+                _mm_loadu_si128((const __m128i *) (src + i))))
+        {
+            return 1;
+        }
+    }
+
+    return ngx_http_hpack_upper16(
+               _mm_loadu_si128((const __m128i *) (src + len - 16)));
+
+#else
+
     for (i = 0; i + 8 < len; i += 8) {
         ngx_memcpy(&w, src + i, 8);
 
@@ -548,6 +585,8 @@ ngx_http_hpack_has_upper(u_char *src, size_t len)
     ngx_memcpy(&w, src + len - 8, 8);
 
     return ngx_http_hpack_upper_mask(w) != 0;
+
+#endif
 }
 
 
@@ -557,7 +596,7 @@ ngx_http_hpack_encode(ngx_http_request_t *r, hpack_header_t *hs,
 {
     int                     rc;
     u_char                 *out;
-    size_t                  bound, len, plain;
+    size_t                  bound, len, plain, literal;
     ngx_uint_t              i;
     hpack_stats_t           stats;
     ngx_connection_t       *c;
@@ -571,10 +610,14 @@ ngx_http_hpack_encode(ngx_http_request_t *r, hpack_header_t *hs,
         return NGX_ERROR;
     }
 
+    /* the sizes give the bound too (HPACK_ENCODE_BOUND, hpack.h) */
+
     plain = 0;
+    literal = 0;
 
     for (i = 0; i < n; i++) {
         plain += hs[i].name_len + hs[i].value_len;
+        literal += hs[i].value_literal_len;
 
         ngx_log_debug3(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
                        "hpack output header: \"%*s: ...\" (%uz bytes)",
@@ -588,7 +631,7 @@ ngx_http_hpack_encode(ngx_http_request_t *r, hpack_header_t *hs,
         return NGX_ERROR;
     }
 
-    bound = hpack_encode_bound(hc->encoder, hs, n);
+    bound = HPACK_ENCODE_BOUND(n, plain + literal);
 
     out = ngx_http_hpack_pnalloc(r->pool, bound);
     if (out == NULL) {

@@ -132,6 +132,9 @@ private:
 // with room for itself raw and the overrun past that: the block is encoded
 // in one pass (string_encode_in_block()).
 constexpr size_t kBlockBound = 2 * kIntegerMaxBytes + kHuffmanBoundedOverrun;
+static_assert(HPACK_BLOCK_BOUND == kBlockBound, "hpack.h's HPACK_BLOCK_BOUND");
+// field_bound() is at most this plus name_len + value_len + value_literal_len
+static_assert(HPACK_FIELD_BOUND == 3 * kIntegerMaxBytes, "hpack.h's HPACK_FIELD_BOUND");
 
 inline size_t field_bound(const hpack_header_t& h) {
     size_t v = h.value_len + kIntegerMaxBytes;
