@@ -46,7 +46,7 @@ own fails allocation N, and the workload must give:
 
 Prints the allocations by function, one line per N ("N=12
 ngx_http_hpack_copy_field: goaway"), the count line of each sweep
-("alloc-failure (plain): 157 allocations swept, answers: 200 285, ...,
+("alloc-failure (plain): 140 allocations swept, answers: 200 246, ...,
 crashes 0, sanitizer reports or leaks 0, failures 0") and "N passed, N
 failed" over both; exits 1 on any failure.
 Listens on 127.0.0.1:18250 (+ INTEROP_PORT_SHIFT).
