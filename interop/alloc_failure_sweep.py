@@ -4,14 +4,18 @@ make for a connection's first requests fails once, and each time the
 server answers cleanly, logs it, does not crash, leaks nothing and serves
 the next connection.
 
-    BUILD=build interop/alloc_failure_sweep.py [--plain] [--status] [--at N,N]
+    BUILD=build interop/alloc_failure_sweep.py [--version V] [--plain]
+        [--status] [--at N,N]
 
 Runs build/nginx-hpack-asan-fail-alloc (make nginx-asan-fail-alloc: the
 sanitizer build with NGX_HTTP_HPACK_FAIL_ALLOC, where the worker counts
 the module's allocation calls, the codec allocator's among them, logs
 each with its function and fails the one numbered by the environment's
-NGX_HTTP_HPACK_FAIL_ALLOC; module/ngx_http_hpack_module.h), with
-interop/conf/alloc-failure.conf.  Two sweeps, each alone with its option:
+NGX_HTTP_HPACK_FAIL_ALLOC; module/ngx_http_hpack_module.h), nginx 1.26.3,
+or with --version that line's build/nginx-V-hpack-asan-fail-alloc (make
+nginx-asan-fail-alloc NGINX_VERSION=V), with
+interop/conf/alloc-failure.conf.  A line whose source is absent
+(scripts/nginx-source.sh exits 77) is reported skipped.  Two sweeps, each alone with its option:
 plain, and with an hpack_status location (the codec then allocates
 through the page's counting allocator, and the workload ends with a
 request for the page).  --at sweeps only the allocations numbered.
@@ -23,13 +27,26 @@ tables); the third changes two fields and adds 12, and its response (a
 file) has 36 add_header fields, an uppercase name, a variable of the
 module, a charset and a trailer, so that both tables outgrow their first
 storage; the fourth adds a field of 30,000 octets, which h2 splits
-between HEADERS and CONTINUATION.  Then for each N a server of its
-own fails allocation N, and the workload must give:
+between HEADERS and CONTINUATION.  From nginx 1.29 on (early_hints,
+max_headers) three requests go to a location that proxies an HTTP/1.1
+origin on 127.0.0.1 which answers with a 103 Early Hints (Link fields
+as in interop/cases_early_hints.py, spelt "Link") and then a 200, passed
+on with "early_hints $http2;": two before the workload (the first's 103
+of 39 fields is the connection's first block: the module makes its
+encoder and grows its table for a 103; the second repeats 3 of its
+links), one after it; and before that last one a request of more fields
+than max_headers (24), which nginx answers with a 400 while the decoder
+reads the rest of the block.  Then
+for each N a server of its own fails allocation N, and the workload must
+give:
 
   - a clean answer to each request: a response whose fields, body and
     trailers are the expected ones (200: a failure the module or the
     codec absorbs, as an encoder table that cannot grow leaves fields
-    unindexed), a 500, a RST_STREAM INTERNAL_ERROR, or a GOAWAY
+    unindexed; with the origin's exact 103 before it), a 500 (after the
+    103 or without it: stock nginx answers 500 when its early hints
+    filter fails), the 400 of the request over max_headers, a
+    RST_STREAM INTERNAL_ERROR, or a GOAWAY
     INTERNAL_ERROR (the requests after it are then not answered); or,
     for an allocation of the connection's setup, the connection closed
     before nginx sent anything, as stock nginx closes it when its own
@@ -46,10 +63,11 @@ own fails allocation N, and the workload must give:
 
 Prints the allocations by function, one line per N ("N=12
 ngx_http_hpack_copy_field: goaway"), the count line of each sweep
-("alloc-failure (plain): 140 allocations swept, answers: 200 246, ...,
-crashes 0, sanitizer reports or leaks 0, failures 0") and "N passed, N
-failed" over both; exits 1 on any failure.
-Listens on 127.0.0.1:18250 (+ INTEROP_PORT_SHIFT).
+("alloc-failure (nginx 1.26.3, plain): 140 allocations swept, answers:
+200 246, ..., crashes 0, sanitizer reports or leaks 0, failures 0") and
+"N passed, N failed" over both; exits 1 on any failure.
+Listens on 127.0.0.1:18250 and 18251 (+ INTEROP_PORT_SHIFT); the origin
+on a port the kernel picks.
 """
 
 import json
@@ -66,11 +84,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import harness                 # noqa: E402
 from hpack import NeverIndexedHeaderTuple   # noqa: E402
+import h2.events               # noqa: E402
 import h2.exceptions           # noqa: E402
 import nginx_runner            # noqa: E402
+from cases_differential import version_at_least   # noqa: E402
+from cases_early_hints import HintsOrigin, final, hints   # noqa: E402
 
-INSTALL = nginx_runner.BUILD / "nginx-hpack-asan-fail-alloc"
-WORK = nginx_runner.BUILD / "interop" / "alloc-failure"
+DEFAULT_VERSION = "1.26.3"
 PORT = 18250 + harness.PORT_SHIFT
 PAGE_PORT = PORT + 1            # hpack_status over HTTP/1.1
 INTERNAL_ERROR = 2
@@ -82,6 +102,26 @@ STATUS = """
             hpack_status;
         }
 """
+
+# nginx 1.29 and later: the early hints location, and max_headers
+HINTS_UPSTREAM = """
+    upstream hints_origin {
+        server     127.0.0.1:%d;
+        keepalive  8;
+    }
+"""
+
+HINTS = """
+        max_headers  %d;
+
+        location /eh/ {
+            early_hints         $http2;
+            proxy_pass          http://hints_origin;
+            proxy_http_version  1.1;
+            proxy_set_header    Connection "";
+        }
+"""
+MAX_HEADERS = 24
 
 STATUS_SERVER = """
     server {
@@ -128,9 +168,12 @@ class Request:
     """A request of the workload and what its 200 must hold."""
 
     def __init__(self, path, fields, body, expect, trailers=None,
-                 present=None):
+                 present=None, early=None, status=200):
         self.path, self.fields, self.body = path, fields, body
         self.expect, self.trailers = expect, trailers
+        # the fields of the 103 before the response, or None for none
+        self.early = early
+        self.status = status
         # fields of any value, each with the function whose failed
         # allocation leaves it out, or None
         self.present = present or {}
@@ -166,33 +209,128 @@ WORKLOAD = [
     # longer than a frame): the decoder keeps the first part aside
     page("/headers", AGENT2, COOKIE2, [(b"x-big", b"b" * 30000)]),
 ]
+
+
+def early(i):
+    """The Link fields of the origin's 103 for /eh/<i>: those of
+    interop/cases_early_hints.py, and for /eh/10 36 more (more than the
+    module's encoder keeps on the stack, and more than the encoder's table
+    holds at first)."""
+    links = hints(i)
+    if i == 10:
+        links += [(b"link", b"</js/chunk-%02d.js>; rel=modulepreload" % k)
+                  for k in range(36)]
+    return links
+
+
+class EarlyHintsOrigin(HintsOrigin):
+    """The origin of interop/cases_early_hints.py with the 103s of early()
+    and their names spelt "Link", as origins send them (the module lowers
+    such a name into an allocation of its own)."""
+
+    def respond(self, head):
+        m = re.match(rb"GET /eh/(\d+) ", head)
+        if not m:
+            return super().respond(head)
+        i = int(m.group(1))
+        fields, body = final(i)
+        return (b"HTTP/1.1 103 Early Hints\r\n"
+                + b"".join(b"Link: %s\r\n" % v for _, v in early(i))
+                + b"\r\nHTTP/1.1 200 OK\r\n"
+                + b"".join(b"%s: %s\r\n" % f for f in fields)
+                + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+
+def hinted(i):
+    """/eh/<i>: the origin's 103 (early(i)), then its 200 (final(i))."""
+    fields, body = final(i)
+    path = "/eh/%d" % i
+    return Request(path, browser_fields(path, AGENT2, COOKIE2), body,
+                   {n.decode(): v.decode() for n, v in fields},
+                   early=[(b":status", b"103")] + early(i))
+
+
+# nginx 1.29 and later: the 103s of the module's encoder, the first of
+# the connection's blocks (the encoder made and its table grown for a
+# 103), the second's links the first's but 36; then the workload; then a
+# request over max_headers (21 fields of headers_in in the workload's
+# others, cookie aside), answered 400 after its block is decoded to the
+# end, and a last 103 after it
+OVER_MAX_HEADERS = Request(
+    "/headers", browser_fields("/headers", AGENT2, COOKIE2, [
+        (b"x-many-%02d" % i, b"%02d-" % i + b"m" * 20) for i in range(20)]),
+    None, {}, status=400)
+HINTS_FIRST = [hinted(10), hinted(9)]
+HINTS_LAST = [OVER_MAX_HEADERS, hinted(1)]
 # with --status, then the page of hpack_status
 STATUS_REQUEST = Request("/hpack-status",
                          browser_fields("/hpack-status", AGENT, COOKIE),
                          None, {})
 
 
+def install(version):
+    """Where the fail-alloc build of the line is (module/nginx.mk)."""
+    if version == DEFAULT_VERSION:
+        return nginx_runner.BUILD / "nginx-hpack-asan-fail-alloc"
+    return nginx_runner.BUILD / ("nginx-%s-hpack-asan-fail-alloc" % version)
+
+
+def has_hints(version):
+    return version_at_least(version, 1, 29)
+
+
 class Server(nginx_runner.Nginx):
     error = harness.Failure
     stop_signal = nginx_runner.signal.SIGQUIT   # graceful: LSan runs
 
-    def __init__(self, status):
-        super().__init__(INSTALL / "sbin" / "nginx", WORK, "alloc-failure",
-                         h2c_port=PORT)
+    def __init__(self, version, status):
+        self.install = install(version)
+        super().__init__(self.install / "sbin" / "nginx", work(version),
+                         "alloc-failure", h2c_port=PORT, version=version)
         self.status = status
 
     def render(self):
-        subst = self.base_subst(INSTALL / "modules" / nginx_runner.MODULE_SO)
+        subst = self.base_subst(self.install / "modules" /
+                                nginx_runner.MODULE_SO)
         subst["STATUS"] = STATUS if self.status else ""
         subst["STATUS_SERVER"] = (STATUS_SERVER % PAGE_PORT if self.status
                                   else "")
+        hinting = has_hints(self.version)
+        subst["HINTS_UPSTREAM"] = (HINTS_UPSTREAM
+                                   % EarlyHintsOrigin.shared().port
+                                   if hinting else "")
+        subst["HINTS"] = HINTS % MAX_HEADERS if hinting else ""
         self.write_conf(nginx_runner.render(TEMPLATE, subst),
                         dirs=("conf", "logs", "html"))
         (self.prefix / "html" / "many").write_bytes(b"many\n")
 
 
+def work(version):
+    name = "alloc-failure"
+    if version != DEFAULT_VERSION:
+        name += "-" + version
+    return nginx_runner.BUILD / "interop" / name
+
+
+def check_early(resp, req, answered):
+    """The 103s before the response: the origin's exact one before a 200;
+    it or none before a 500 or a reset (a failure before the 103 went, or
+    after); none where the origin sends none."""
+    got = resp.informational
+    if req.early is None:
+        harness.check(not got, "stream %d: 103s %r" % (resp.sid, got))
+    elif answered:
+        harness.check(got == [req.early], "stream %d: 103s %r, want one: %r"
+                      % (resp.sid, got, req.early))
+    else:
+        harness.check(got in ([], [req.early]), "stream %d: 103s %r, want "
+                      "none or %r" % (resp.sid, got, req.early))
+
+
 def answer(resp, req, failed_site):
     """The kind of one response, or raises Failure for a wrong one."""
+    check_early(resp, req, resp.reset is None and resp.headers is not None
+                and resp.status == req.status)
     if resp.reset is not None:
         harness.check(resp.reset == INTERNAL_ERROR,
                       "stream %d reset with %s" % (resp.sid,
@@ -203,8 +341,10 @@ def answer(resp, req, failed_site):
                   "stream %d ended without a response" % resp.sid)
     if resp.status == 500:
         return "500"
-    harness.check(resp.status == 200, "stream %d: status %d"
+    harness.check(resp.status == req.status, "stream %d: status %d"
                   % (resp.sid, resp.status))
+    if req.status != 200:
+        return str(req.status)
     if req.body is None:
         harness.check(resp.body.startswith(b"# HELP hpack_"),
                       "stream %d: body %r" % (resp.sid, resp.body[:60]))
@@ -235,6 +375,27 @@ class CountingTap(harness.FrameTap):
         return super().feed(data)
 
 
+class Client(harness.H2Client):
+    """H2Client that keeps the 103s of each response, and counts the
+    octets received."""
+
+    def __init__(self, port, timeout):
+        super().__init__(port, timeout=timeout)
+        self.tap = CountingTap()
+
+    def request(self, headers, end_stream=True):
+        sid = super().request(headers, end_stream)
+        self.responses[sid].informational = []
+        return sid
+
+    def _event(self, ev):
+        if isinstance(ev, h2.events.InformationalResponseReceived):
+            self.responses[ev.stream_id].informational.append(
+                list(ev.headers))
+        else:
+            super()._event(ev)
+
+
 def closed_kind(client):
     """The kind of a connection nginx closed: "goaway" after GOAWAY
     INTERNAL_ERROR, "close" before it sent anything (what stock nginx does
@@ -255,10 +416,9 @@ def connection(requests, failed_site=None):
     first request the connection left unanswered."""
     kinds = []
     try:
-        client = harness.H2Client(PORT, timeout=10)
+        client = Client(PORT, timeout=10)
     except ConnectionError:
         return ["close"]            # closed while the preface was sent
-    client.tap = CountingTap()
     try:
         for req in requests:
             try:
@@ -283,8 +443,11 @@ def connection(requests, failed_site=None):
     return kinds
 
 
-def workload(status):
-    return WORKLOAD + [STATUS_REQUEST] if status else WORKLOAD
+def workload(version, status):
+    requests = list(WORKLOAD)
+    if has_hints(version):
+        requests = HINTS_FIRST + requests + HINTS_LAST
+    return requests + [STATUS_REQUEST] if status else requests
 
 
 def sanitizers(server, reports):
@@ -295,11 +458,11 @@ def sanitizers(server, reports):
     harness.check(san.returncode == 0, "sanitizers:\n" + san.stdout[-3000:])
 
 
-def start(status, fail_at, reports):
+def start(version, status, fail_at, reports):
     for f in reports.glob("san.*"):
         f.unlink()
     os.environ["NGX_HTTP_HPACK_FAIL_ALLOC"] = str(fail_at)
-    server = Server(status)
+    server = Server(version, status)
     server.start()
     return server
 
@@ -325,15 +488,15 @@ def gauges_back_to_zero():
                   "gauges after the connections closed: %s" % gauges)
 
 
-def run_one(status, fail_at, site, reports):
+def run_one(version, status, fail_at, site, reports):
     """One server failing allocation fail_at: the workload, then a second
     connection; returns the first connection's kinds or raises Failure (a
     crash and a sanitizer's report before a wrong answer, which they
     cause)."""
-    server = start(status, fail_at, reports)
+    server = start(version, status, fail_at, reports)
     wrong = None
     try:
-        kinds = connection(workload(status), site)
+        kinds = connection(workload(version, status), site)
         second = connection(WORKLOAD[:1])
         harness.check(second == ["200"], "next connection: %s" % second)
         if status:
@@ -353,22 +516,27 @@ def run_one(status, fail_at, site, reports):
     return kinds
 
 
-def first_connection_allocations(status, reports):
+def first_connection_allocations(version, status, reports):
     """The functions of the allocations the first connection makes, in
     order: the run that fails nothing."""
-    server = start(status, 0, reports)
+    server = start(version, status, 0, reports)
     try:
-        kinds = connection(workload(status))
-        harness.check(kinds == ["200"] * len(workload(status)),
+        requests = workload(version, status)
+        kinds = connection(requests)
+        harness.check(kinds == [str(r.status) for r in requests],
                       "without a failure: %s" % kinds)
         if status:
             gauges_back_to_zero()
     finally:
         server.stop()
     sanitizers(server, reports)
+    log = server.error_log_text()
+    harness.check(not has_hints(version)
+                  or "client sent too many header lines" in log,
+                  "the 400 is not max_headers's")
     # those of the first connection: the status page's own are not swept
     lines = re.findall(r"\*(\d+) hpack: allocation (\d+) in (\w+)\(\)"
-                       r"(?! failed)", server.error_log_text())
+                       r"(?! failed)", log)
     sites = [(n, site) for c, n, site in lines if c == lines[0][0]]
     harness.check([int(n) for n, _ in sites] == list(range(1, len(sites) + 1)),
                   "allocations not numbered 1, 2, ...")
@@ -383,14 +551,14 @@ def failure_kind(message):
     return "answer"
 
 
-def sweep(status, at, reports):
+def sweep(version, status, at, reports):
     """Every allocation of the workload failed in turn (those of at only,
     when given); prints a line per N and the count line, returns the
     numbers passed and failed (the run without a failure counts as one
     when it fails, or finds no allocation)."""
-    mode = "hpack_status" if status else "plain"
+    mode = "nginx %s, %s" % (version, "hpack_status" if status else "plain")
     try:
-        sites = first_connection_allocations(status, reports)
+        sites = first_connection_allocations(version, status, reports)
     except harness.Failure as e:
         print("alloc-failure (%s): the run without a failure: FAIL %s"
               % (mode, e), flush=True)
@@ -406,7 +574,7 @@ def sweep(status, at, reports):
             continue
         swept += 1
         try:
-            kinds = run_one(status, n, site, reports)
+            kinds = run_one(version, status, n, site, reports)
         except harness.Failure as e:
             failed.append(n)
             kinds_failed[failure_kind(str(e))] += 1
@@ -423,17 +591,39 @@ def sweep(status, at, reports):
     return swept - len(failed), len(failed) + (0 if sites else 1)
 
 
+def option(args, name):
+    """The value after --name, or None."""
+    if name in args[:-1]:
+        return args[args.index(name) + 1]
+    return None
+
+
+def source_absent(version):
+    """scripts/nginx-source.sh's exit 77: the line's source is absent."""
+    rc = subprocess.run([str(nginx_runner.REPO / "scripts" /
+                             "nginx-source.sh"), version],
+                        stdout=subprocess.DEVNULL).returncode
+    return rc == 77
+
+
 def main(argv):
     args = argv[1:]
     modes = [m == "--status" for m in args if m in ("--plain", "--status")]
-    at = None
-    if "--at" in args[:-1]:
-        at = {int(n) for n in args[args.index("--at") + 1].split(",")}
-    if not (INSTALL / "sbin" / "nginx").exists():
-        print("alloc-failure: %s not built (make nginx-asan-fail-alloc)"
-              % INSTALL, file=sys.stderr)
+    at = option(args, "--at")
+    at = {int(n) for n in at.split(",")} if at else None
+    version = option(args, "--version") or DEFAULT_VERSION
+    binary = install(version) / "sbin" / "nginx"
+    if not binary.exists():
+        if version != DEFAULT_VERSION and source_absent(version):
+            print("alloc-failure (nginx %s): SKIP no source of nginx %s"
+                  % (version, version))
+            print("0 passed, 0 failed, 1 skipped")
+            return 0
+        print("alloc-failure: %s not built (make nginx-asan-fail-alloc%s)"
+              % (binary, "" if version == DEFAULT_VERSION
+                 else " NGINX_VERSION=" + version), file=sys.stderr)
         return 1
-    reports = WORK / "sanitizer"
+    reports = work(version) / "sanitizer"
     reports.mkdir(parents=True, exist_ok=True)
     os.environ["ASAN_OPTIONS"] = ("log_path=%s/san:halt_on_error=1:"
                                   "detect_leaks=1:exitcode=0" % reports)
@@ -443,7 +633,7 @@ def main(argv):
                                                         "ubsan.supp"))
     passed, failed = 0, 0
     for status in modes or [False, True]:
-        p, f = sweep(status, at, reports)
+        p, f = sweep(version, status, at, reports)
         passed += p
         failed += f
     print("%d passed, %d failed" % (passed, failed))

@@ -18,11 +18,12 @@ NGINX_LINE_TARGETS := $(NGINX_LINES:%=nginx-%)
 # nginx_prefix VERSION,VARIANT: where that build is installed
 nginx_prefix = $(BUILD)/nginx-$(if $(filter 1.26.3,$(1)),,$(1)-)$(2)
 
-# nginx_if_present VERSION: a shell command that builds that line, or says
-# why not and succeeds when its source is absent (the tests then SKIP)
+# nginx_if_present VERSION[,TARGET]: a shell command that builds that line
+# (make nginx-VERSION, or TARGET), or says why not and succeeds when its
+# source is absent (the tests then SKIP)
 nginx_if_present = { rc=0; BUILD=$(BUILD) scripts/nginx-source.sh $(1) > /dev/null \
     || rc=$$?; [ $$rc -eq 77 ] || { [ $$rc -eq 0 ] && \
-    $(MAKE) --no-print-directory nginx-$(1); }; }
+    $(MAKE) --no-print-directory $(or $(2),nginx-$(1)); }; }
 
 .PHONY: nginx nginx-1.26 nginx-1.22 nginx-lines nginx-asan \
         nginx-asan-fail-alloc nginx-run \
@@ -64,11 +65,14 @@ nginx-asan: lib-asan
 	$(NGINX_ENV) scripts/build-nginx.sh --asan 1.26.3 hpack $(BUILD)/nginx-hpack-asan
 
 # the same with the module's allocation failure injection
-# (module/ngx_http_hpack_module.h: NGX_HTTP_HPACK_FAIL_ALLOC)
+# (module/ngx_http_hpack_module.h: NGX_HTTP_HPACK_FAIL_ALLOC), on 1.26.3 or
+# the line of NGINX_VERSION (build/nginx-<version>-hpack-asan-fail-alloc)
+FAIL_ALLOC_VERSION := $(or $(NGINX_VERSION),1.26.3)
 ## build/nginx-hpack-asan-fail-alloc: nginx-asan failing a chosen allocation
 nginx-asan-fail-alloc: lib-asan
-	$(NGINX_ENV) scripts/build-nginx.sh --asan --fail-alloc 1.26.3 hpack \
-	    $(BUILD)/nginx-hpack-asan-fail-alloc
+	$(NGINX_ENV) scripts/build-nginx.sh --asan --fail-alloc \
+	    $(FAIL_ALLOC_VERSION) hpack \
+	    $(call nginx_prefix,$(FAIL_ALLOC_VERSION),hpack-asan-fail-alloc)
 
 ## run build/nginx-hpack with conf/nginx.conf in the foreground
 nginx-run: nginx-1.26

@@ -53,6 +53,7 @@ stage nginx-lines make --no-print-directory nginx-lines
 stage interop    make --no-print-directory interop
 stage interop-asan  make --no-print-directory interop-asan
 stage alloc-failure make --no-print-directory alloc-failure-sweep
+stage alloc-failure-1.30 make --no-print-directory alloc-failure-sweep NGINX_VERSION=1.30.4
 stage interop-1.22 make --no-print-directory interop-1.22
 stage interop-1.28 make --no-print-directory interop-1.28
 stage interop-1.30 make --no-print-directory interop-1.30
