@@ -32,8 +32,8 @@ max_headers) three requests go to a location that proxies an HTTP/1.1
 origin on 127.0.0.1 which answers with a 103 Early Hints (Link fields
 as in interop/cases_early_hints.py, spelt "Link") and then a 200, passed
 on with "early_hints $http2;": two before the workload (the first's 103
-of 39 fields is the connection's first block: the module makes its
-encoder and grows its table for a 103; the second repeats 3 of its
+of 40 Link fields is the connection's first block: the module makes its
+encoder and grows its table for a 103; the second repeats 2 of its
 links), one after it; and before that last one a request of more fields
 than max_headers (24), which nginx answers with a 400 while the decoder
 reads the rest of the block.  Then
@@ -252,7 +252,7 @@ def hinted(i):
 
 # nginx 1.29 and later: the 103s of the module's encoder, the first of
 # the connection's blocks (the encoder made and its table grown for a
-# 103), the second's links the first's but 36; then the workload; then a
+# 103), the second repeating 2 of its links; then the workload; then a
 # request over max_headers (21 fields of headers_in in the workload's
 # others, cookie aside), answered 400 after its block is decoded to the
 # end, and a last 103 after it
