@@ -99,7 +99,8 @@ TEST(EncoderTable, RoundTripsRandomListsWithTableSizeChanges) {
 }
 
 // Every allocation an encoder makes may fail: with the Nth failing, for
-// every N of a connection whose table grows to 65536 octets, creation
+// every N of a connection whose table grows to 65536 octets and whose
+// history of volatile fields grows past its first 16 slots, creation
 // fails cleanly or every block still round trips (a field the table
 // has no room for is sent without indexing), the peer's table stays in
 // step, and nothing leaks.
@@ -138,6 +139,9 @@ TEST(EncoderTable, EveryFailedAllocationLeavesBlocksThatRoundTrip) {
             for (int i = 0; i < 10; ++i)
                 list.emplace_back("x-" + std::to_string(block) + "-" + std::to_string(i),
                                   std::string(80, static_cast<char>('a' + i)));
+            // volatile fields new in every block: their history grows too
+            list.emplace_back("etag", "\"e" + std::to_string(block) + "\"");
+            list.emplace_back("x-request-id", "id-" + std::to_string(block));
             std::vector<uint8_t> wire = encode(e, list);
             std::vector<Decoded> out;
             ASSERT_EQ(decode(d, wire, &out), HPACK_OK) << fail_at << " " << block;
@@ -321,6 +325,29 @@ TEST(EncoderPolicy, VolatileFieldsAreIndexedOnlyWhenTheyRecur) {
     EXPECT_EQ(b[1].rep, HPACK_REP_INCREMENTAL);     // the same path again
     auto c = p.round_trip({{":path", "/a?x=1"}});
     EXPECT_EQ(c[0].rep, HPACK_REP_INDEXED);
+}
+
+// The history of volatile fields starts at 16 slots and moves to 512 once
+// 8 new fields went in: what the first slots held is still known after
+// the move, and 80 more distinct values (paths) recur as incremental
+// fields.  Each set keeps its two newest: a value is forgotten when two
+// later ones fall into its set.  Placement follows the hash, which is
+// seeded per encoder, hence the margins: with 512 slots about 7.4 of the
+// first 8 and 77 of the next 80 are expected to recur, with 16 slots none
+// of the first and at most 16 of the others.
+TEST(EncoderPolicy, HistoryOfVolatileFieldsGrowsAndKeepsWhatItHeld) {
+    Pair p;
+    auto path = [](int i) { return "/page/" + std::to_string(i) + "?v=" + std::to_string(i * 7); };
+    auto recurs = [&](int from, int to) {
+        int n = 0;
+        for (int i = from; i < to; ++i)
+            n += p.round_trip({{":path", path(i)}})[0].rep == HPACK_REP_INCREMENTAL;
+        return n;
+    };
+    EXPECT_EQ(recurs(0, 8), 0);     // all new, in the first 16 slots
+    EXPECT_EQ(recurs(100, 180), 0); // the move to 512 slots at the first
+    EXPECT_GE(recurs(0, 8), 6);     // held across the move
+    EXPECT_GE(recurs(100, 180), 70);
 }
 
 // A volatile field with a static name from 15 on costs an octet more in a

@@ -106,9 +106,13 @@ struct hpack_decoder {
     // end of the piece hpack_decode_fields() parses in place until a field
     // has used it (nullptr: no decoding ahead), pre_fields the fields the
     // call may still return.
-    hpack::HuffmanJob                       pre[hpack::kPreStrings];
-    uint32_t                                pre_at[hpack::kPreStrings];  // offsets:
-                                            // the scratch may move after
+    // Per string: where it lies in the input, its result (decoded length
+    // or error) and its output's offset (the scratch may move after); the
+    // jobs huffman_decode_many() takes are predecode()'s locals, so that
+    // the decoder keeps 16 octets a string instead of 36.
+    const uint8_t*                          pre_src[hpack::kPreStrings];
+    int32_t                                 pre_result[hpack::kPreStrings];
+    uint32_t                                pre_at[hpack::kPreStrings];
     size_t                                  pre_count = 0;
     size_t                                  pre_next = 0;
     size_t                                  scratch_base = 0;
@@ -152,11 +156,11 @@ struct hpack_decoder {
     }
     // Whether the k-th string decoded ahead is the one at s.
     bool predecoded(size_t k, const hpack::StringRef& s) const {
-        return k < pre_count && pre[k].src == s.data;
+        return k < pre_count && pre_src[k] == s.data;
     }
     // Takes the next string decoded ahead (the one predecoded() matched).
     int take_predecoded(const uint8_t** out, size_t* out_len) {
-        const ptrdiff_t n = pre[pre_next].result;
+        const int32_t n = pre_result[pre_next];
         if (n < 0) return static_cast<int>(n);
         *out = scratch.data() + pre_at[pre_next];
         *out_len = static_cast<size_t>(n);
@@ -528,11 +532,12 @@ int hpack_decoder::parse(const uint8_t* p, const uint8_t* end,
 void hpack_decoder::predecode(const uint8_t* p, const uint8_t* end) {
     size_t count = 0, octets = 0;
     size_t fields = pre_fields < kPreFields ? pre_fields : kPreFields;
+    HuffmanJob jobs[kPreStrings];
     uint8_t cls[kPreStrings];   // the power of two below its length
     uint8_t per_class[kPreClasses] = {};
-    // One string literal at p: past it, and noted in pre[] when it is worth
+    // One string literal at p: past it, and noted in jobs[] when it is worth
     // decoding ahead.  False where the scan stops: the literal is cut
-    // short, or pre[] or its octets are full.  Called once for a literal
+    // short, or jobs[] or its octets are full.  Called once for a literal
     // name and once for the value, each copy laid out for its common case,
     // where a loop over the two takes more jumps ("Decoder and table:
     // branches laid out for a literal" in DESIGN.md).
@@ -548,7 +553,7 @@ void hpack_decoder::predecode(const uint8_t* p, const uint8_t* end) {
             return true;
         const size_t cap = huffman_decode_capacity(str.len);
         if (HPACK_UNLIKELY(count == kPreStrings || octets + cap > kPreOctets)) return false;
-        pre[count] = {str.data, str.len, nullptr, 0};
+        jobs[count] = {str.data, str.len, nullptr, 0};
         pre_at[count] = static_cast<uint32_t>(octets);
         cls[count] = static_cast<uint8_t>(31 - __builtin_clz(str.len));
         ++per_class[cls[count]];
@@ -613,10 +618,16 @@ void hpack_decoder::predecode(const uint8_t* p, const uint8_t* end) {
     }
     uint8_t order[kPreStrings];
     for (size_t k = 0; k < count; ++k) {
-        pre[k].dst = scratch.data() + pre_at[k];
+        jobs[k].dst = scratch.data() + pre_at[k];
         order[start[cls[k]]++] = static_cast<uint8_t>(k);
     }
-    huffman_decode_many(pre, order, count);
+    huffman_decode_many(jobs, order, count);
+    // a result is at most kPreOctets, or a negative HPACK_E_*
+    static_assert(kPreOctets <= INT32_MAX, "results fit pre_result");
+    for (size_t k = 0; k < count; ++k) {
+        pre_src[k] = jobs[k].src;
+        pre_result[k] = static_cast<int32_t>(jobs[k].result);
+    }
     pre_count = count;
     scratch_base = octets;
 }

@@ -92,37 +92,94 @@ private:
 };
 
 // Name+value hashes of recent volatile fields: such a field is indexed
-// only when it was seen here before, i.e. when it recurs.  512 slots, two
-// per set: a field pushes out only the older of its set, so that two
-// fields met together never forget each other (direct-mapped, the second
-// of two volatile fields of a block takes the first's slot in about one
-// connection of 512, and the first is then not indexed when it recurs).  512
-// remember a browser page's worth of etags and dates, so a reload finds
-// them.  A bitmap says which slots were ever written: a new encoder clears
-// its 64 octets instead of the 2 KiB of slots (the same row of DESIGN.md
-// as ChainHeads).
+// only when it was seen here before, i.e. when it recurs.  Two slots per
+// set: a field pushes out only the older of its set, so that two fields
+// met together never forget each other (direct-mapped, the second of two
+// volatile fields of a block would take the first's slot now and then, and
+// the first would not be indexed when it recurs).
+//
+// The slots follow what the connection shows, as the table does: 16 in
+// the encoder, enough for the dates, ids and lengths of a connection's
+// first responses, then 512 allocated apart once 8 new hashes have gone
+// in, which remember a browser page's worth of etags and dates, so a
+// reload finds them (DESIGN.md, "Measurements that decided": "Encoder: a
+// history of 16 slots, 512 once 8 hashes went in").  A slot keeps the
+// hash's upper half, whose low bits also pick its set, so the slots are
+// placed again when they move to the larger array.  If that allocation
+// fails, the 16 slots go on.  A bitmap says which slots were ever written:
+// a new encoder clears 8 octets instead of its slots (the same row of
+// DESIGN.md as ChainHeads).
 class History {
 public:
-    bool seen_or_add(uint64_t h) {
-        const uint32_t i = (static_cast<uint32_t>(h) & (kSize / 2 - 1)) * 2;  // the set
+    static constexpr uint32_t kInline = 16;
+    static constexpr uint32_t kLarge = 512;
+    static constexpr uint32_t kGrowAfter = 8;  // new hashes
+
+    History() { attach(inline_, inline_written_, kInline); }
+    History(const History&) = delete;
+    History& operator=(const History&) = delete;
+
+    bool seen_or_add(uint64_t h, const Allocator& a) {
         const uint32_t tag = static_cast<uint32_t>(h >> 32);
-        uint64_t& word = written_[i / 64];  // both slots' bits: i is even
-        const uint64_t bits = word >> (i % 64);
-        if ((bits & 1) && slots_[i] == tag) return true;
-        if ((bits & 2) && slots_[i + 1] == tag) return true;
-        if (bits & 1) {
+        if (lookup(tag)) return true;
+        if (added_ == kGrowAfter && size_ == kInline) grow(a);
+        ++added_;
+        insert(tag);
+        return false;
+    }
+    void release(const Allocator& a) {
+        if (slots_ != inline_) a.free(slots_);
+    }
+
+private:
+    void attach(uint32_t* slots, uint64_t* written, uint32_t size) {
+        slots_ = slots;
+        written_ = written;
+        size_ = size;
+        zero_words(written_, (size + 63) / 64 * 8);
+    }
+    // The set of a tag: its first slot, whose bit and its partner's are
+    // in one word (the index is even).
+    uint32_t set_of(uint32_t tag) const { return (tag & (size_ / 2 - 1)) * 2; }
+    bool lookup(uint32_t tag) const {
+        const uint32_t i = set_of(tag);
+        const uint64_t bits = written_[i / 64] >> (i % 64);
+        return ((bits & 1) && slots_[i] == tag) || ((bits & 2) && slots_[i + 1] == tag);
+    }
+    void insert(uint32_t tag) {
+        const uint32_t i = set_of(tag);
+        uint64_t& word = written_[i / 64];
+        if ((word >> (i % 64)) & 1) {
             slots_[i + 1] = slots_[i];
             word |= uint64_t{2} << (i % 64);
         }
         slots_[i] = tag;
         word |= uint64_t{1} << (i % 64);
-        return false;
+    }
+    // Moves the slots to kLarge, the older of each set first so that the
+    // newer stays the newer.
+    void grow(const Allocator& a) {
+        void* p = a.alloc(kLarge * sizeof(uint32_t) + kLarge / 8);
+        if (!p) return;
+        uint32_t old[kInline];
+        uint64_t old_written[(kInline + 63) / 64];
+        memcpy(old, inline_, sizeof(old));
+        memcpy(old_written, inline_written_, sizeof(old_written));
+        uint32_t* const slots = static_cast<uint32_t*>(p);
+        attach(slots, reinterpret_cast<uint64_t*>(slots + kLarge), kLarge);
+        for (uint32_t i = 0; i < kInline; i += 2) {
+            const uint64_t bits = old_written[i / 64] >> (i % 64);
+            if (bits & 2) insert(old[i + 1]);
+            if (bits & 1) insert(old[i]);
+        }
     }
 
-private:
-    static constexpr uint32_t kSize = 512;
-    uint64_t written_[kSize / 64] = {};
-    uint32_t slots_[kSize];  // slots_[i] is read only once written
+    uint32_t* slots_;
+    uint64_t* written_;
+    uint32_t  size_ = 0;
+    uint32_t  added_ = 0;
+    uint64_t  inline_written_[(kInline + 63) / 64];
+    uint32_t  inline_[kInline];  // read only once written
 };
 
 // hpack_encode_bound(): two size updates and the overrun of whole-word
@@ -195,6 +252,7 @@ struct hpack_encoder {
         : alloc(a), table(a), policy(p) {
         zero_words(&stats, sizeof(stats));
     }
+    ~hpack_encoder() { history.release(alloc); }
 
     bool room_for(size_t bytes) {
         return !table.needs_room(bytes) || grow(bytes);
@@ -518,7 +576,8 @@ uint8_t* hpack_encoder::encode_literal(const hpack_header_t& h, uint8_t* p, Stat
                 (!(pflags & HPACK_POLICY_VOLATILE) || name_index == 0 ||
                  history.seen_or_add(have_nv_hash ? nv_hash
                                      : (have_nv_hash = true,
-                                        nv_hash = hash_bytes(value, vl, name_hash))) ||
+                                        nv_hash = hash_bytes(value, vl, name_hash)),
+                                     alloc) ||
                  (sn.first >= kFourBitNames &&
                   table.size() + entry_size <= table.max_size() / 2));
         bits = index ? 0x40 : 0x00;
