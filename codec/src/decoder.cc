@@ -76,6 +76,23 @@ inline int read_string(const uint8_t* p, const uint8_t* end, StringRef* s) {
     return r;
 }
 
+// Whether [p, end) holds an octet below 0x80: every literal representation
+// starts with one, while a run of one-octet references has none (an
+// octet below 0x80 in a longer index or a string is a false yes, which
+// costs only the scan of predecode()).  16 octets at a time where SSE2
+// is there.
+inline bool may_hold_literal(const uint8_t* p, const uint8_t* end) {
+#ifdef __SSE2__
+    for (; end - p >= 16; p += 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        if (_mm_movemask_epi8(v) != 0xffff) return true;
+    }
+#endif
+    for (; p < end; ++p)
+        if (*p < 0x80) return true;
+    return false;
+}
+
 // The decoder's table: each descriptor carries the caller's memo, begins
 // with a field's image and lives in a window (see dynamic_table.h).
 using DecoderTable = DynamicTable<hpack_memo_t, true, true>;
@@ -422,10 +439,15 @@ int hpack_decoder::parse(const uint8_t* p, const uint8_t* end,
 
     // The call's first Huffman string is decoded ahead with those after it
     // (predecode()), while nothing points into the scratch yet, when there
-    // is room after it for another worth decoding beside it.
+    // is room after it for another worth decoding beside it and a literal
+    // may follow: a warm block whose one literal is followed by one-octet
+    // references (a client that does not index :path) skips the layout
+    // pass (DESIGN.md, "Measurements that decided": "Decoder and table:
+    // the layout pass only when an octet below 0x80 follows").
     if (HPACK_UNLIKELY(end == pre_end) && (name.huffman || value.huffman)) {
         pre_end = nullptr;
-        if (scratch_used == 0 && static_cast<size_t>(end - q) >= 2 + kPreMinOctets) {
+        if (scratch_used == 0 && static_cast<size_t>(end - q) >= 2 + kPreMinOctets &&
+            may_hold_literal(q, end)) {
             predecode(p, end);
             scratch_used = scratch_base;
         }
