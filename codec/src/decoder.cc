@@ -76,21 +76,30 @@ inline int read_string(const uint8_t* p, const uint8_t* end, StringRef* s) {
     return r;
 }
 
-// Whether [p, end) holds an octet below 0x80: every literal representation
-// starts with one, while a run of one-octet references has none (an
-// octet below 0x80 in a longer index or a string is a false yes, which
-// costs only the scan of predecode()).  16 octets at a time where SSE2
-// is there.
+// Whether [p, end), at least 8 octets, holds an octet below 0x80: every
+// literal representation starts with one, while a run of one-octet
+// references has none (an octet below 0x80 in a longer index or a string
+// is a false yes, which costs only the scan of predecode()).  16 octets
+// at a time where SSE2 is there, else 8, the last load overlapping.
 inline bool may_hold_literal(const uint8_t* p, const uint8_t* end) {
 #ifdef __SSE2__
-    for (; end - p >= 16; p += 16) {
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        if (_mm_movemask_epi8(v) != 0xffff) return true;
+    if (end - p >= 16) {
+        const uint8_t* const last = end - 16;
+        for (; p < last; p += 16)
+            if (_mm_movemask_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))) != 0xffff)
+                return true;
+        return _mm_movemask_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(last))) !=
+               0xffff;
     }
 #endif
-    for (; p < end; ++p)
-        if (*p < 0x80) return true;
-    return false;
+    constexpr uint64_t kHigh = 0x8080808080808080ull;
+    uint64_t w;
+    for (; end - p > 8; p += 8) {
+        memcpy(&w, p, 8);
+        if ((w & kHigh) != kHigh) return true;
+    }
+    memcpy(&w, end - 8, 8);
+    return (w & kHigh) != kHigh;
 }
 
 // The decoder's table: each descriptor carries the caller's memo, begins
@@ -446,6 +455,7 @@ int hpack_decoder::parse(const uint8_t* p, const uint8_t* end,
     // the layout pass only when an octet below 0x80 follows").
     if (HPACK_UNLIKELY(end == pre_end) && (name.huffman || value.huffman)) {
         pre_end = nullptr;
+        static_assert(2 + kPreMinOctets >= 8, "may_hold_literal() reads 8 octets");
         if (scratch_used == 0 && static_cast<size_t>(end - q) >= 2 + kPreMinOctets &&
             may_hold_literal(q, end)) {
             predecode(p, end);
