@@ -332,10 +332,11 @@ TEST(EncoderPolicy, VolatileFieldsAreIndexedOnlyWhenTheyRecur) {
 // the move, and 80 more distinct values (paths) recur as incremental
 // fields.  Each set keeps its two newest: a value is forgotten when two
 // later ones fall into its set.  Placement follows the hash, which is
-// seeded per encoder, hence the margins: with 512 slots 7.05 of the first
-// 8 and 76.4 of the next 80 recur on average over 3,000 encoders (never
-// fewer than 3 and 63), with 16 slots none of the first and at most 16 of
-// the others.
+// seeded per encoder (by its address), hence the margins: with 512 slots
+// 7.0 of the first 8 and 76.3 of the next 80 recur on average over 23,000
+// encoders (never fewer than 1 and 59), with 16 slots none of the first
+// and at most 16 of the others, and with the move leaving the first slots
+// behind none of the first.
 TEST(EncoderPolicy, HistoryOfVolatileFieldsGrowsAndKeepsWhatItHeld) {
     Pair p;
     auto path = [](int i) { return "/page/" + std::to_string(i) + "?v=" + std::to_string(i * 7); };
@@ -347,8 +348,8 @@ TEST(EncoderPolicy, HistoryOfVolatileFieldsGrowsAndKeepsWhatItHeld) {
     };
     EXPECT_EQ(recurs(0, 8), 0);     // all new, in the first 16 slots
     EXPECT_EQ(recurs(100, 180), 0); // the move to 512 slots at the first
-    EXPECT_GE(recurs(0, 8), 2);     // held across the move
-    EXPECT_GE(recurs(100, 180), 50);
+    EXPECT_GE(recurs(0, 8), 1);     // held across the move
+    EXPECT_GE(recurs(100, 180), 40);
 }
 
 // A volatile field with a static name from 15 on costs an octet more in a

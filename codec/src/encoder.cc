@@ -157,20 +157,16 @@ private:
         word |= uint64_t{1} << (i % 64);
     }
     // Moves the slots to kLarge, the older of each set first so that the
-    // newer stays the newer.
+    // newer stays the newer; the inline slots are read where they are.
     void grow(const Allocator& a) {
         void* p = a.alloc(kLarge * sizeof(uint32_t) + kLarge / 8);
         if (!p) return;
-        uint32_t old[kInline];
-        uint64_t old_written[(kInline + 63) / 64];
-        memcpy(old, inline_, sizeof(old));
-        memcpy(old_written, inline_written_, sizeof(old_written));
         uint32_t* const slots = static_cast<uint32_t*>(p);
         attach(slots, reinterpret_cast<uint64_t*>(slots + kLarge), kLarge);
         for (uint32_t i = 0; i < kInline; i += 2) {
-            const uint64_t bits = old_written[i / 64] >> (i % 64);
-            if (bits & 2) insert(old[i + 1]);
-            if (bits & 1) insert(old[i]);
+            const uint64_t bits = inline_written_[i / 64] >> (i % 64);
+            if (bits & 2) insert(inline_[i + 1]);
+            if (bits & 1) insert(inline_[i]);
         }
     }
 
