@@ -570,12 +570,13 @@ uint8_t* hpack_encoder::encode_literal(const hpack_header_t& h, uint8_t* p, Stat
                 // a table that cannot grow leaves the field unindexed
                 room_for(nl + vl) &&
                 (!(pflags & HPACK_POLICY_VOLATILE) || name_index == 0 ||
+                 // entered on sight: the table holds it, the history need not
+                 (sn.first >= kFourBitNames &&
+                  table.size() + entry_size <= table.max_size() / 2) ||
                  history.seen_or_add(have_nv_hash ? nv_hash
                                      : (have_nv_hash = true,
                                         nv_hash = hash_bytes(value, vl, name_hash)),
-                                     alloc) ||
-                 (sn.first >= kFourBitNames &&
-                  table.size() + entry_size <= table.max_size() / 2));
+                                     alloc));
         bits = index ? 0x40 : 0x00;
         prefix = index ? 6 : 4;
     }
