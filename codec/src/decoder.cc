@@ -586,6 +586,7 @@ void hpack_decoder::predecode(const uint8_t* p, const uint8_t* end) {
         const size_t cap = huffman_decode_capacity(str.len);
         if (HPACK_UNLIKELY(count == kPreStrings || octets + cap > kPreOctets)) return false;
         jobs[count] = {str.data, str.len, nullptr, 0};
+        pre_src[count] = str.data;
         pre_at[count] = static_cast<uint32_t>(octets);
         cls[count] = static_cast<uint8_t>(31 - __builtin_clz(str.len));
         ++per_class[cls[count]];
@@ -656,10 +657,7 @@ void hpack_decoder::predecode(const uint8_t* p, const uint8_t* end) {
     huffman_decode_many(jobs, order, count);
     // a result is at most kPreOctets, or a negative HPACK_E_*
     static_assert(kPreOctets <= INT32_MAX, "results fit pre_result");
-    for (size_t k = 0; k < count; ++k) {
-        pre_src[k] = jobs[k].src;
-        pre_result[k] = static_cast<int32_t>(jobs[k].result);
-    }
+    for (size_t k = 0; k < count; ++k) pre_result[k] = static_cast<int32_t>(jobs[k].result);
     pre_count = count;
     scratch_base = octets;
 }
