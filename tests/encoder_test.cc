@@ -219,6 +219,64 @@ TEST(EncoderHints, TheCallersNeverIndexFlagWinsOverAHint) {
     EXPECT_EQ(out[0].rep, HPACK_REP_INDEXED);
 }
 
+// Leading fields that repeat the last block's are written before the
+// arguments of the rest are checked: a block refused after them (a bad
+// field, a buffer short of the bound) leaves no trace, not even in the
+// statistics, and a block of repeats alone is counted as any other.
+TEST(EncoderHints, ARefusedBlockAfterRepeatedFieldsLeavesNoTrace) {
+    Pair p;
+    std::vector<uint8_t> warm;
+    p.round_trip(kResponse);
+    p.round_trip(kResponse, &warm);
+    ASSERT_EQ(warm.size(), kResponse.size());
+    hpack_stats_t before{}, after{};
+    hpack_encoder_stats(p.enc, &before);
+
+    std::vector<hpack_header_t> hs = to_headers(kResponse);
+    hs.push_back(hs.back());
+    hs.back().name_len = 0;  // refused
+    std::vector<uint8_t> out(hpack_encode_bound(p.enc, hs.data(), hs.size()));
+    size_t len = 0;
+    EXPECT_EQ(hpack_encode(p.enc, hs.data(), hs.size(), out.data(), out.size(), &len),
+              HPACK_E_ARGUMENT);
+    const HeaderList fresh = {{"x-new", std::string(200, 'v')}};
+    hs.back() = to_headers(fresh)[0];
+    // room for the references and less than the new field needs
+    EXPECT_EQ(hpack_encode(p.enc, hs.data(), hs.size(), out.data(), 64, &len), HPACK_E_BUFFER);
+    hpack_encoder_stats(p.enc, &after);
+    EXPECT_EQ(memcmp(&before, &after, sizeof before), 0);
+    EXPECT_EQ(hpack_encoder_table_entries(p.enc), kResponse.size() - 1);  // not :status
+
+    std::vector<uint8_t> wire;
+    p.round_trip(kResponse, &wire);
+    EXPECT_EQ(wire, warm);
+    hpack_encoder_stats(p.enc, &after);
+    EXPECT_EQ(after.blocks, before.blocks + 1);
+    EXPECT_EQ(after.indexed_static, before.indexed_static + 1);
+    EXPECT_EQ(after.indexed_dynamic, before.indexed_dynamic + kResponse.size() - 1);
+    EXPECT_EQ(after.wire_bytes, before.wire_bytes + warm.size());
+    size_t plain = 0;
+    for (const auto& f : kResponse) plain += f.first.size() + f.second.size();
+    EXPECT_EQ(after.plain_bytes, before.plain_bytes + plain);
+    EXPECT_EQ(after.fields, before.fields + kResponse.size());
+}
+
+// A repeated field after one that is not: the references before it, the
+// lookups from it on, in one block.
+TEST(EncoderHints, RepeatsThenAChangeThenRepeats) {
+    Pair p;
+    HeaderList list = kResponse;
+    p.round_trip(list);
+    list[3].second = "private";
+    std::vector<uint8_t> wire;
+    auto out = p.round_trip(list, &wire);
+    EXPECT_EQ(out[2].rep, HPACK_REP_INDEXED);
+    EXPECT_EQ(out[3].rep, HPACK_REP_INCREMENTAL);
+    EXPECT_EQ(out[4].rep, HPACK_REP_INDEXED);
+    p.round_trip(list, &wire);
+    EXPECT_EQ(wire.size(), list.size());
+}
+
 // Fields past the 32nd place keep no hint and still become references.
 TEST(EncoderHints, LongBlocksBeyondTheHintedPlaces) {
     Pair p(65536);

@@ -67,7 +67,7 @@ using EncoderTable = DynamicTable<IndexLinks>;
 // is read only once written, as a bit beside it says, so that a new
 // encoder clears the bits instead of the 2.5 KiB of heads (DESIGN.md,
 // "Measurements that decided": "Encoder: chain heads, history slots and
-// hints read only once a bit says they were written").
+// hints read only once marked written").
 class ChainHeads {
 public:
     void attach(uint64_t* ids, uint8_t* written, size_t n) {
@@ -275,6 +275,8 @@ struct hpack_encoder {
     uint64_t find_nv(uint64_t h, const uint8_t* name, size_t nl,
                      const uint8_t* value, size_t vl) const;
     uint64_t find_name(uint64_t h, const uint8_t* name, size_t nl) const;
+    size_t encode_repeats(const hpack_header_t* headers, size_t n, uint8_t** p,
+                          uint64_t* dynamic, size_t* plain) const;
     HPACK_INLINE uint8_t* encode_field(const hpack_header_t& h, uint8_t* p, uint64_t& hint);
     HPACK_NOINLINE uint8_t* encode_literal(const hpack_header_t& h, uint8_t* p,
                                            StaticName sn, uint64_t name_hash,
@@ -298,9 +300,11 @@ struct hpack_encoder {
     History             history;
     // Per place in the block: 0, kStaticHint | first << 8 | static index,
     // or a dynamic entry's id + 1.  Only ever a guess, checked before use.
-    // Read only once written (bit i of hints_written), as the chain heads.
+    // Read only once written, as the chain heads: a block writes the hints
+    // of all its places up to kHints, so those written are the first
+    // hints_known.
     uint64_t            hints[kHints];
-    uint64_t            hints_written = 0;
+    size_t              hints_known = 0;
 
     size_t   cap = 0;               // our own maximum
     size_t   peer_settings = HPACK_DEFAULT_TABLE_SIZE;
@@ -674,11 +678,83 @@ HPACK_API size_t hpack_encode_bound(const hpack_encoder_t*, const hpack_header_t
     return bound;
 }
 
+// The leading fields of a block that are, each, what its place in the last
+// block found: single references, written without touching the encoder's
+// state.  Returns how many, with *p past them, and adds to *dynamic the
+// dynamic ones among them and to *plain their octets.  A field is one of
+// them when its hint's entry holds exactly its name and value: its lengths
+// are then an entry's, so its arguments are valid, and the policy let that
+// name and value be indexed when the hint was made (a static hint is made
+// only for such a field, and the dynamic table holds no other).  The
+// caller has room for n references.
+size_t hpack_encoder::encode_repeats(const hpack_header_t* headers, size_t n, uint8_t** p,
+                                     uint64_t* dynamic, size_t* plain) const {
+    // the hints written, from the first on
+    if (n > hints_known) n = hints_known;
+    uint8_t* q = *p;
+    size_t i = 0, octets = 0;
+    uint64_t refs = 0;
+    for (; i < n; ++i) {
+        const hpack_header_t& h = headers[i];
+        const uint64_t hint = hints[i];
+        const uint8_t* name;
+        const uint8_t* value;
+        size_t nl, vl;
+        uint32_t index;
+        if (hint & kStaticHint) {
+            index = static_cast<uint32_t>(hint & 0xff);
+            const StaticEntry& e = kStaticTable[index];
+            name = reinterpret_cast<const uint8_t*>(e.name);
+            value = reinterpret_cast<const uint8_t*>(e.value);
+            nl = e.name_len;
+            vl = e.value_len;
+        } else {
+            const uint64_t id = hint - 1;
+            if (!table.live(id)) break;
+            const auto& e = table.entry(id);
+            name = table.name(e);
+            value = table.value(e);
+            nl = e.name_len;
+            vl = e.value_len;
+            index = table.index_of_id(id);
+            ++refs;
+        }
+        if (nl != h.name_len || vl != h.value_len || (h.flags & HPACK_FIELD_NEVER_INDEX) ||
+            !equal_bytes(value, h.value, vl) || !equal_bytes(name, h.name, nl)) {
+            refs -= !(hint & kStaticHint);
+            break;
+        }
+        q += encode_integer(q, 0x80, 7, index);
+        octets += nl + vl;
+    }
+    *p = q;
+    *dynamic += refs;
+    *plain += octets;
+    return i;
+}
+
 HPACK_API int hpack_encode(hpack_encoder_t* enc, const hpack_header_t* headers, size_t n,
                            uint8_t* out, size_t out_cap, size_t* out_len) {
-    // One pass checks the arguments and the bound (hpack_encode_bound()).
-    size_t bound = kBlockBound, plain = 0;
-    for (size_t i = 0; i < n; ++i) {
+    // A warm connection's block mostly repeats the last one: its leading
+    // fields found where their hints say go before the argument pass, and
+    // when that is all of them, nothing else is done (DESIGN.md,
+    // "Measurements that decided": "Encoder: the leading fields that
+    // repeat the last block's in a loop of their own before the argument
+    // pass").
+    const size_t hinted = n < kHints ? n : kHints;
+    uint8_t* p = out;
+    size_t done = 0, plain = 0;
+    uint64_t dynamic = 0;
+    if (enc->hints_known != 0 && !enc->update_pending &&
+        out_cap >= kBlockBound + hinted * kIntegerMaxBytes) {
+        done = enc->encode_repeats(headers, hinted, &p, &dynamic, &plain);
+    }
+
+    // One pass checks the other fields' arguments and the bound
+    // (hpack_encode_bound()): a reference written takes no more than its
+    // field's share.
+    size_t bound = kBlockBound + static_cast<size_t>(p - out);
+    for (size_t i = done; i < n; ++i) {
         const hpack_header_t& h = headers[i];
         if (h.name_len == 0 || h.name_len > UINT32_MAX || h.value_len > UINT32_MAX)
             return HPACK_E_ARGUMENT;
@@ -687,18 +763,21 @@ HPACK_API int hpack_encode(hpack_encoder_t* enc, const hpack_header_t* headers, 
     }
     if (out_cap < bound) return HPACK_E_BUFFER;
     enc->stats.plain_bytes += plain;
-    uint8_t* p = out;
+    enc->stats.indexed_dynamic += dynamic;
+    enc->stats.indexed_static += done - dynamic;
     if (enc->update_pending) p = enc->emit_size_updates(p);
-    const size_t hinted = n < kHints ? n : kHints;
     // The hint is a local: through a reference into the encoder, it is
     // reloaded after every octet written (DESIGN.md, "Measurements that
     // decided": "Encoder: the field's hint a local copy").
-    for (size_t i = 0; i < hinted; ++i) {
-        uint64_t hint = (enc->hints_written >> i) & 1 ? enc->hints[i] : 0;
-        p = enc->encode_field(headers[i], p, hint);
-        enc->hints[i] = hint;
+    const hpack_header_t* h = headers + done;
+    uint64_t* slot = enc->hints + done;
+    uint64_t* const known = enc->hints + enc->hints_known;
+    for (const hpack_header_t* const end = headers + hinted; h < end; ++h, ++slot) {
+        uint64_t hint = slot < known ? *slot : 0;
+        p = enc->encode_field(*h, p, hint);
+        *slot = hint;
     }
-    enc->hints_written |= (uint64_t{1} << hinted) - 1;
+    if (enc->hints_known < hinted) enc->hints_known = hinted;
     for (size_t i = hinted; i < n; ++i) {
         uint64_t none = 0;  // fields past kHints keep no hint
         p = enc->encode_field(headers[i], p, none);
