@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "hash.h"
 #include "hpack.h"
 #include "test_util.h"
 
@@ -217,6 +218,22 @@ TEST(EncoderHints, TheCallersNeverIndexFlagWinsOverAHint) {
     EXPECT_EQ(out[1].rep, HPACK_REP_NEVER_INDEXED);
     out = p.round_trip(list);
     EXPECT_EQ(out[0].rep, HPACK_REP_INDEXED);
+}
+
+// The encoder's comparison of octets, at every length up to 100 and with
+// a difference at every place, each span at the end of its buffer so that
+// the sanitizer sees a read past it.
+TEST(EncoderHints, EqualBytesAtEveryLengthAndPlace) {
+    for (size_t n = 0; n <= 100; ++n) {
+        std::vector<uint8_t> a(n), b(n);
+        for (size_t i = 0; i < n; ++i) a[i] = b[i] = static_cast<uint8_t>(i * 37 + n);
+        ASSERT_TRUE(hpack::equal_bytes(a.data(), b.data(), n)) << n;
+        for (size_t i = 0; i < n; ++i) {
+            b[i] ^= 0x20;
+            ASSERT_FALSE(hpack::equal_bytes(a.data(), b.data(), n)) << n << " at " << i;
+            b[i] ^= 0x20;
+        }
+    }
 }
 
 // Leading fields that repeat the last block's are written before the

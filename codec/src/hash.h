@@ -75,25 +75,23 @@ inline uint64_t hash_bytes(const uint8_t* p, size_t n, uint64_t seed) {
     return hash_mix(h ^ k0, n ^ k1);
 }
 
-// Equality of two spans of n octets: 16-octet vector compares where SSE2
-// is there, else 8-octet words, and the tail as one overlapping load; no
-// call, no octet loop.
+// Equality of two spans of n octets: past 16, 16-octet vector compares
+// where SSE2 is there, else 8-octet words, and the tail as one overlapping
+// load; up to 16, two overlapping loads; no call, no octet loop.
 inline bool equal_bytes(const uint8_t* a, const uint8_t* b, size_t n) {
-    if (n >= 8) {
+    if (n > 16) {
 #ifdef __SSE2__
-        if (n >= 16) {
-            const uint8_t* const a_last = a + n - 16;
-            const uint8_t* const b_last = b + n - 16;
-            for (; a < a_last; a += 16, b += 16) {
-                const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a));
-                const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b));
-                if (_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) != 0xffff) return false;
-            }
-            const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a_last));
-            const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b_last));
-            return _mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) == 0xffff;
+        const uint8_t* const a_last = a + n - 16;
+        const uint8_t* const b_last = b + n - 16;
+        for (; a < a_last; a += 16, b += 16) {
+            const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a));
+            const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b));
+            if (_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) != 0xffff) return false;
         }
-#endif
+        const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a_last));
+        const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b_last));
+        return _mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) == 0xffff;
+#else
         const uint8_t* const a_last = a + n - 8;
         const uint8_t* const b_last = b + n - 8;
         uint64_t x, y;
@@ -105,6 +103,15 @@ inline bool equal_bytes(const uint8_t* a, const uint8_t* b, size_t n) {
         memcpy(&x, a_last, 8);
         memcpy(&y, b_last, 8);
         return x == y;
+#endif
+    }
+    if (n >= 8) {
+        uint64_t x0, y0, x1, y1;
+        memcpy(&x0, a, 8);
+        memcpy(&y0, b, 8);
+        memcpy(&x1, a + n - 8, 8);
+        memcpy(&y1, b + n - 8, 8);
+        return ((x0 ^ y0) | (x1 ^ y1)) == 0;
     }
     if (n >= 4) {
         uint32_t x0, y0, x1, y1;
