@@ -75,6 +75,18 @@ inline uint64_t hash_bytes(const uint8_t* p, size_t n, uint64_t seed) {
     return hash_mix(h ^ k0, n ^ k1);
 }
 
+// Equality of n octets, sizeof(W) <= n <= 2 * sizeof(W): the first and
+// the last word, overlapping.
+template <typename W>
+inline bool equal_ends(const uint8_t* a, const uint8_t* b, size_t n) {
+    W x0, y0, x1, y1;
+    memcpy(&x0, a, sizeof x0);
+    memcpy(&y0, b, sizeof y0);
+    memcpy(&x1, a + n - sizeof x1, sizeof x1);
+    memcpy(&y1, b + n - sizeof y1, sizeof y1);
+    return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+}
+
 // Equality of two spans of n octets: past 16, 16-octet vector compares
 // where SSE2 is there, else 8-octet words, and the tail as one overlapping
 // load; up to 16, two overlapping loads; no call, no octet loop.
@@ -105,22 +117,8 @@ inline bool equal_bytes(const uint8_t* a, const uint8_t* b, size_t n) {
         return x == y;
 #endif
     }
-    if (n >= 8) {
-        uint64_t x0, y0, x1, y1;
-        memcpy(&x0, a, 8);
-        memcpy(&y0, b, 8);
-        memcpy(&x1, a + n - 8, 8);
-        memcpy(&y1, b + n - 8, 8);
-        return ((x0 ^ y0) | (x1 ^ y1)) == 0;
-    }
-    if (n >= 4) {
-        uint32_t x0, y0, x1, y1;
-        memcpy(&x0, a, 4);
-        memcpy(&y0, b, 4);
-        memcpy(&x1, a + n - 4, 4);
-        memcpy(&y1, b + n - 4, 4);
-        return ((x0 ^ y0) | (x1 ^ y1)) == 0;
-    }
+    if (n >= 8) return equal_ends<uint64_t>(a, b, n);
+    if (n >= 4) return equal_ends<uint32_t>(a, b, n);
     if (n == 0) return true;
     return a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1];
 }
