@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test suite (the README's `make test` after `make deps`), each
-# stage's output both shown and kept in build/test-logs/, then one closing
-# line that adds up the tests of all stages: "test: N passed, N failed".
+# stage's output both shown and kept in build/test-logs/, then the seconds
+# each stage took and one closing line that adds up the tests of all
+# stages: "test: N passed, N failed".
 # A stage that fails does not stop the others; the exit status is non-zero
 # when any test or stage failed.
 set -uo pipefail
@@ -12,16 +13,18 @@ cd "$repo" || exit 1
 logs="$build/test-logs"
 mkdir -p "$logs"
 
-passed=0 failed=0 skipped=0 broken=()
+passed=0 failed=0 skipped=0 broken=() timings=()
 
 # stage NAME COMMAND...: runs it, adds its counts (GoogleTest's summary
 # lines, or the interop runner's "N passed, N failed").
 stage() {
-    local name="$1" log="$logs/$1.log" rc p f s
+    local name="$1" log="$logs/$1.log" rc p f s start
     shift
     echo "=== $name: $*"
+    start=$SECONDS
     "$@" 2>&1 | tee "$log"
     rc=${PIPESTATUS[0]}
+    timings+=("$(printf '%5ds  %s' $((SECONDS - start)) "$name")")
     p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
     f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
     s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
@@ -64,6 +67,11 @@ stage interop-browser make --no-print-directory interop-browser
 stage bench-smoke make --no-print-directory bench-codec QUICK=1
 stage bench-nginx-smoke make --no-print-directory bench QUICK=1
 stage stock-cost make --no-print-directory bench-stock-cost
+
+# how long each stage took: CI's budget is the sum
+echo
+echo "test: seconds per stage (total ${SECONDS}s):"
+printf '%s\n' "${timings[@]}"
 
 echo
 if [ "${#broken[@]}" -gt 0 ]; then

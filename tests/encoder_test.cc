@@ -634,7 +634,9 @@ TEST(EncoderApi, TheBoundFromSizesCoversTheBoundOfTheCall) {
                                     "\xff\xfe\xfd\xfc\x01\x02", "ABC/=;, \"%"};
     for (int round = 0; round < 300; ++round) {
         hpack_encoder_t* e = hpack_encoder_create(nullptr, 4096, nullptr);
-        if (round % 3 == 0) ASSERT_EQ(hpack_encoder_set_peer_table_size(e, 1024), HPACK_OK);
+        if (round % 3 == 0) {
+            ASSERT_EQ(hpack_encoder_set_peer_table_size(e, 1024), HPACK_OK);
+        }
         const size_t n = rng() % 20;
         std::vector<std::string> names(n), values(n);
         std::vector<std::vector<uint8_t>> literals(n);
