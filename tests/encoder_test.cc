@@ -238,8 +238,9 @@ TEST(EncoderHints, EqualBytesAtEveryLengthAndPlace) {
 
 // Leading fields that repeat the last block's are written before the
 // arguments of the rest are checked: a block refused after them (a bad
-// field, a buffer short of the bound) leaves no trace, not even in the
-// statistics, and a block of repeats alone is counted as any other.
+// field, a buffer short of the bound, even when the block is repeats
+// alone and would fit) leaves no trace, not even in the statistics, and a
+// block of repeats alone is counted as any other.
 TEST(EncoderHints, ARefusedBlockAfterRepeatedFieldsLeavesNoTrace) {
     Pair p;
     std::vector<uint8_t> warm;
@@ -260,6 +261,22 @@ TEST(EncoderHints, ARefusedBlockAfterRepeatedFieldsLeavesNoTrace) {
     hs.back() = to_headers(fresh)[0];
     // room for the references and less than the new field needs
     EXPECT_EQ(hpack_encode(p.enc, hs.data(), hs.size(), out.data(), 64, &len), HPACK_E_BUFFER);
+    // a block of repeats alone, one octet below the bound: refused too
+    hs.pop_back();
+    const size_t bound = hpack_encode_bound(p.enc, hs.data(), hs.size());
+    EXPECT_EQ(hpack_encode(p.enc, hs.data(), hs.size(), out.data(), bound - 1, &len),
+              HPACK_E_BUFFER);
+    // and with a pre-encoded value longer than the raw one, whose share
+    // the references alone would not tell
+    const std::vector<uint8_t> literal(hs[1].value_len + 50, 0x5a);
+    hs[1].value_literal = literal.data();
+    hs[1].value_literal_len = literal.size();
+    const size_t longer = hpack_encode_bound(p.enc, hs.data(), hs.size());
+    ASSERT_EQ(longer, bound + 44);
+    EXPECT_EQ(hpack_encode(p.enc, hs.data(), hs.size(), out.data(), longer - 1, &len),
+              HPACK_E_BUFFER);
+    hs[1].value_literal = nullptr;
+    hs[1].value_literal_len = 0;
     hpack_encoder_stats(p.enc, &after);
     EXPECT_EQ(memcmp(&before, &after, sizeof before), 0);
     EXPECT_EQ(hpack_encoder_table_entries(p.enc), kResponse.size() - 1);  // not :status

@@ -275,8 +275,16 @@ struct hpack_encoder {
     uint64_t find_nv(uint64_t h, const uint8_t* name, size_t nl,
                      const uint8_t* value, size_t vl) const;
     uint64_t find_name(uint64_t h, const uint8_t* name, size_t nl) const;
-    size_t encode_repeats(const hpack_header_t* headers, size_t n, uint8_t** p,
-                          uint64_t* dynamic, size_t* plain) const;
+    // What encode_repeats() wrote: the end of its references, how many of
+    // them are to the dynamic table, their octets and the lengths of their
+    // pre-encoded values.
+    struct Repeats {
+        uint8_t* end;
+        uint64_t dynamic;
+        size_t   plain;
+        size_t   literal;
+    };
+    size_t encode_repeats(const hpack_header_t* headers, size_t n, Repeats* out) const;
     HPACK_INLINE uint8_t* encode_field(const hpack_header_t& h, uint8_t* p, uint64_t& hint);
     HPACK_NOINLINE uint8_t* encode_literal(const hpack_header_t& h, uint8_t* p,
                                            StaticName sn, uint64_t name_hash,
@@ -680,19 +688,18 @@ HPACK_API size_t hpack_encode_bound(const hpack_encoder_t*, const hpack_header_t
 
 // The leading fields of a block that are, each, what its place in the last
 // block found: single references, written without touching the encoder's
-// state.  Returns how many, with *p past them, and adds to *dynamic the
-// dynamic ones among them and to *plain their octets.  A field is one of
-// them when its hint's entry holds exactly its name and value: its lengths
+// state.  Returns how many, and what they took in *out (Repeats).  A
+// field is one of them when its hint's entry holds exactly its name and value: its lengths
 // are then an entry's, so its arguments are valid, and the policy let that
 // name and value be indexed when the hint was made (a static hint is made
 // only for such a field, and the dynamic table holds no other).  The
 // caller has room for n references.
-size_t hpack_encoder::encode_repeats(const hpack_header_t* headers, size_t n, uint8_t** p,
-                                     uint64_t* dynamic, size_t* plain) const {
+size_t hpack_encoder::encode_repeats(const hpack_header_t* headers, size_t n,
+                                     Repeats* out) const {
     // the hints written, from the first on
     if (n > hints_known) n = hints_known;
-    uint8_t* q = *p;
-    size_t i = 0, octets = 0;
+    uint8_t* q = out->end;  // where the block starts
+    size_t i = 0, octets = 0, literals = 0;
     uint64_t refs = 0;
     for (; i < n; ++i) {
         const hpack_header_t& h = headers[i];
@@ -726,10 +733,12 @@ size_t hpack_encoder::encode_repeats(const hpack_header_t* headers, size_t n, ui
         }
         q += encode_integer(q, 0x80, 7, index);
         octets += nl + vl;
+        literals += h.value_literal_len;
     }
-    *p = q;
-    *dynamic += refs;
-    *plain += octets;
+    out->end = q;
+    out->dynamic = refs;
+    out->plain = octets;
+    out->literal = literals;
     return i;
 }
 
@@ -742,18 +751,21 @@ HPACK_API int hpack_encode(hpack_encoder_t* enc, const hpack_header_t* headers, 
     // repeat the last block's in a loop of their own before the argument
     // pass").
     const size_t hinted = n < kHints ? n : kHints;
-    uint8_t* p = out;
-    size_t done = 0, plain = 0;
-    uint64_t dynamic = 0;
+    hpack_encoder::Repeats r{out, 0, 0, 0};
+    size_t done = 0;
     if (enc->hints_known != 0 && !enc->update_pending &&
         out_cap >= kBlockBound + hinted * kIntegerMaxBytes) {
-        done = enc->encode_repeats(headers, hinted, &p, &dynamic, &plain);
+        done = enc->encode_repeats(headers, hinted, &r);
     }
+    uint8_t* p = r.end;
+    size_t plain = r.plain;
+    // The repeated fields' shares of the bound, but for what a pre-encoded
+    // value longer than the raw one adds (at most its length).
+    size_t bound = kBlockBound + done * HPACK_FIELD_BOUND + plain;
 
-    // One pass checks the other fields' arguments and the bound
-    // (hpack_encode_bound()): a reference written takes no more than its
-    // field's share.
-    size_t bound = kBlockBound + static_cast<size_t>(p - out);
+    // One pass checks the other fields' arguments and adds their shares of
+    // the bound: below hpack_encode_bound() a block is refused, whatever
+    // it would have taken.
     for (size_t i = done; i < n; ++i) {
         const hpack_header_t& h = headers[i];
         if (h.name_len == 0 || h.name_len > UINT32_MAX || h.value_len > UINT32_MAX)
@@ -761,10 +773,16 @@ HPACK_API int hpack_encode(hpack_encoder_t* enc, const hpack_header_t* headers, 
         bound += field_bound(h);
         plain += h.name_len + h.value_len;
     }
-    if (out_cap < bound) return HPACK_E_BUFFER;
+    if (out_cap < bound + r.literal) {
+        for (size_t i = 0; i < done; ++i) {
+            const hpack_header_t& h = headers[i];
+            bound += field_bound(h) - (HPACK_FIELD_BOUND + h.name_len + h.value_len);
+        }
+        if (out_cap < bound) return HPACK_E_BUFFER;
+    }
     enc->stats.plain_bytes += plain;
-    enc->stats.indexed_dynamic += dynamic;
-    enc->stats.indexed_static += done - dynamic;
+    enc->stats.indexed_dynamic += r.dynamic;
+    enc->stats.indexed_static += done - r.dynamic;
     if (enc->update_pending) p = enc->emit_size_updates(p);
     // The hint is a local: through a reference into the encoder, it is
     // reloaded after every octet written (DESIGN.md, "Measurements that
