@@ -94,6 +94,9 @@ ngx_uint_t ngx_http_hpack_alloc_fails(ngx_log_t *log, const char *site);
 #define NGX_HTTP_HPACK_NAME_PSEUDO     0x02
 #define NGX_HTTP_HPACK_NAME_COOKIE     0x04
 #define NGX_HTTP_HPACK_NAME_UA         0x08
+#define NGX_HTTP_HPACK_NAME_METHOD     0x10   /* and PSEUDO */
+#define NGX_HTTP_HPACK_NAME_SCHEME     0x20   /* and PSEUDO */
+#define NGX_HTTP_HPACK_NAME_AUTHORITY  0x40   /* and PSEUDO */
 
 /* validation outcomes: 0 is "not yet validated" */
 #define NGX_HTTP_HPACK_VALID           1
@@ -135,12 +138,27 @@ ngx_uint_t ngx_http_hpack_alloc_fails(ngx_log_t *log, const char *site);
 
 
 /*
+ * What stock's parser concluded from the value of a :method, :scheme or
+ * :authority field that it accepted: that value's r->method, or the
+ * length and port ngx_http_validate_host() made of it (a host it did not
+ * have to lower-case).  It depends on the value alone, so an entry
+ * indexed again takes it from here.
+ */
+
+typedef struct {
+    uint32_t                           value;     /* r->method, host length */
+    in_port_t                          port;
+    u_char                             known;
+} ngx_http_hpack_pseudo_t;
+
+
+/*
  * The memo of a dynamic-table entry (HPACK_MEMO_SIZE bytes, zeroed by the
  * codec on insertion).  Name facts (hash, handler, kind, name validity)
  * hold for every entry with the same name; value facts (value validity,
- * user-agent classification) for this entry only.  Validity of the name
- * depends on underscores_in_headers of the request's server, so it is kept
- * for both settings.
+ * user-agent classification, a pseudo-header's parse) for this entry
+ * only.  Validity of the name depends on underscores_in_headers of the
+ * request's server, so it is kept for both settings.
  */
 
 typedef struct {
@@ -150,6 +168,7 @@ typedef struct {
     u_char                             name_state[2];
     u_char                             value_state;
     u_char                             ua;
+    ngx_http_hpack_pseudo_t            pseudo;
 } ngx_http_hpack_memo_t;
 
 typedef char  ngx_http_hpack_memo_fits_t
@@ -159,7 +178,9 @@ typedef char  ngx_http_hpack_memo_fits_t
 /*
  * A static-table entry: its name's facts, and its value with that value's
  * validity for the field indexed whole, which then takes both from here
- * as stock nginx takes them from its static table
+ * as stock nginx takes them from its static table.  A pseudo-header's
+ * parse (:method GET, :scheme https) is learnt by each worker from its
+ * first request that sends it.
  */
 
 typedef struct {
@@ -167,6 +188,7 @@ typedef struct {
     ngx_str_t                          value;
     ngx_http_hpack_memo_t              facts;
     u_char                             value_state;
+    ngx_http_hpack_pseudo_t            pseudo;
 } ngx_http_hpack_static_t;
 
 

@@ -40,7 +40,14 @@ static ngx_inline u_char *ngx_http_hpack_cpymem(u_char *dst,
 static ngx_int_t ngx_http_hpack_never_indexed(ngx_http_request_t *r,
     ngx_str_t *value);
 static ngx_int_t ngx_http_hpack_pseudo_header(ngx_http_request_t *r,
-    ngx_http_v2_header_t *header);
+    ngx_http_v2_header_t *header, ngx_uint_t kind,
+    ngx_http_hpack_pseudo_t *pf);
+static ngx_int_t ngx_http_hpack_pseudo_known(ngx_http_request_t *r,
+    ngx_http_v2_header_t *header, ngx_uint_t kind,
+    ngx_http_hpack_pseudo_t *pf);
+static void ngx_http_hpack_pseudo_learn(ngx_http_request_t *r,
+    ngx_http_v2_header_t *header, ngx_uint_t kind,
+    ngx_http_hpack_pseudo_t *pf, u_char *value, size_t server);
 static ngx_int_t ngx_http_hpack_header_in(ngx_http_request_t *r,
     ngx_http_v2_header_t *header, ngx_http_hpack_memo_t *facts,
     ngx_http_hpack_memo_t *memo);
@@ -297,6 +304,7 @@ ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
     ngx_http_request_t        *r;
     ngx_http_v2_header_t       header;
     ngx_http_hpack_memo_t     *memo, *facts, local;
+    ngx_http_hpack_pseudo_t   *pf;
     ngx_http_core_srv_conf_t  *cscf;
 
     if (f->name_len == 0) {
@@ -362,7 +370,19 @@ ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
     }
 
     if (facts->name_flags & NGX_HTTP_HPACK_NAME_PSEUDO) {
-        rc = ngx_http_hpack_pseudo_header(r, &header);
+        if (memo) {
+            pf = &memo->pseudo;
+
+        } else if (f->static_index
+                   && f->representation == HPACK_REP_INDEXED)
+        {
+            pf = &hc->main_conf->statics[f->static_index].pseudo;
+
+        } else {
+            pf = NULL;
+        }
+
+        rc = ngx_http_hpack_pseudo_header(r, &header, facts->name_flags, pf);
 
 #if (nginx_version >= 1031000)
 
@@ -468,6 +488,7 @@ ngx_http_hpack_field_facts(ngx_http_request_t *r, ngx_http_hpack_conn_t *hc,
 
         facts->value_state = value_state;
         facts->ua = 0;
+        facts->pseudo.known = 0;
     }
 
     if (facts->name_state[us] == 0) {
@@ -615,15 +636,38 @@ ngx_http_hpack_never_indexed(ngx_http_request_t *r, ngx_str_t *value)
 
 
 /*
- * A pseudo-header goes to stock's parser: NGX_DECLINED when the request
- * was ended, NGX_ERROR on a failure of ours.
+ * A pseudo-header goes to stock's parser, unless what the parser made of
+ * the same value is known (pf): NGX_DECLINED when the request was ended,
+ * NGX_ERROR on a failure of ours.
  */
 
 static ngx_int_t
 ngx_http_hpack_pseudo_header(ngx_http_request_t *r,
-    ngx_http_v2_header_t *header)
+    ngx_http_v2_header_t *header, ngx_uint_t kind, ngx_http_hpack_pseudo_t *pf)
 {
-    ngx_int_t  rc;
+    u_char     *value;
+    size_t      server;
+    ngx_int_t   rc;
+
+    value = NULL;
+    server = 0;
+
+    if (pf) {
+        if (pf->known) {
+            rc = ngx_http_hpack_pseudo_known(r, header, kind, pf);
+
+            if (rc == NGX_ABORT) {
+                return NGX_DECLINED;
+            }
+
+            if (rc != NGX_DECLINED) {
+                return rc;
+            }
+        }
+
+        value = header->value.data;
+        server = r->headers_in.server.len;
+    }
 
     rc = ngx_http_v2_hpack_pseudo_header(r, header);
 
@@ -631,6 +675,10 @@ ngx_http_hpack_pseudo_header(ngx_http_request_t *r,
         ngx_log_debug2(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
                        "http2 header: \":%V: %V\"",
                        &header->name, &header->value);
+
+        if (pf && !pf->known) {
+            ngx_http_hpack_pseudo_learn(r, header, kind, pf, value, server);
+        }
 
         return NGX_OK;
     }
@@ -645,6 +693,167 @@ ngx_http_hpack_pseudo_header(ngx_http_request_t *r,
     }
 
     return NGX_ERROR;
+}
+
+
+/*
+ * What stock's parser does with a value it accepted before, from what it
+ * made of it then: NGX_ABORT when the request was ended (the server the
+ * host names refused it).  Whatever the parser would refuse (a duplicate,
+ * a pseudo-header after a regular field) is left to it: NGX_DECLINED.
+ */
+
+static ngx_int_t
+ngx_http_hpack_pseudo_known(ngx_http_request_t *r,
+    ngx_http_v2_header_t *header, ngx_uint_t kind, ngx_http_hpack_pseudo_t *pf)
+{
+#if (nginx_version >= 1025000 && nginx_version < 1027000)
+    ngx_str_t         host;
+    ngx_table_elt_t  *h;
+
+    static ngx_str_t  host_name = ngx_string("host");
+#endif
+
+#if (nginx_version >= 1031000)
+    if (r->request_line.len) {
+        return NGX_DECLINED;
+    }
+#endif
+
+    if (kind & NGX_HTTP_HPACK_NAME_METHOD) {
+        if (r->method_name.len) {
+            return NGX_DECLINED;
+        }
+
+        r->method_name = header->value;
+        r->method = pf->value;
+
+    } else if (kind & NGX_HTTP_HPACK_NAME_SCHEME) {
+        if (r->schema.len) {
+            return NGX_DECLINED;
+        }
+
+        r->schema = header->value;
+
+#if (nginx_version >= 1025000 && nginx_version < 1027000)
+
+    /*
+     * 1.26: ngx_http_v2_parse_authority() and ngx_http_process_host() on a
+     * Host field of its own
+     */
+
+    } else if (kind & NGX_HTTP_HPACK_NAME_AUTHORITY) {
+        if (r->headers_in.host) {
+            return NGX_DECLINED;
+        }
+
+        h = ngx_http_hpack_list_push(&r->headers_in.headers);
+        if (h == NULL) {
+            return NGX_ERROR;
+        }
+
+        h->hash = ngx_hash(ngx_hash(ngx_hash('h', 'o'), 's'), 't');
+        h->key = host_name;
+        h->value = header->value;
+        h->lowcase_key = host_name.data;
+        h->next = NULL;
+
+        r->headers_in.host = h;
+
+        if (r->headers_in.server.len == 0) {
+            host.len = pf->value;
+            host.data = header->value.data;
+
+            if (ngx_http_set_virtual_server(r, &host) == NGX_ERROR) {
+                return NGX_ABORT;
+            }
+
+            r->headers_in.server = host;
+        }
+
+#elif (nginx_version >= 1027000)
+
+    /* 1.28 and later: ngx_http_v2_parse_authority() */
+
+    } else if (kind & NGX_HTTP_HPACK_NAME_AUTHORITY) {
+        if (r->host_start) {
+            return NGX_DECLINED;
+        }
+
+        r->host_start = header->value.data;
+        r->host_end = header->value.data + header->value.len;
+
+        header->value.len = pf->value;
+
+        if (ngx_http_set_virtual_server(r, &header->value) == NGX_ERROR) {
+            return NGX_ABORT;
+        }
+
+        r->headers_in.server = header->value;
+
+#if (nginx_version >= 1029000)
+        r->port = pf->port;
+#endif
+
+#endif
+
+    } else {
+        return NGX_DECLINED;
+    }
+
+    ngx_log_debug2(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
+                   "http2 header: \"%V: %V\"",
+                   &header->name, &header->value);
+
+    return NGX_OK;
+}
+/*
+ * What stock's parser made of a value it accepted, where it depends on the
+ * value alone: the method; a host it took as sent, shortened (a port, a
+ * trailing dot), not lower-cased into a copy.  value and server are the
+ * field's value and the length of r->headers_in.server before the parser
+ * ran.
+ */
+
+static void
+ngx_http_hpack_pseudo_learn(ngx_http_request_t *r,
+    ngx_http_v2_header_t *header, ngx_uint_t kind,
+    ngx_http_hpack_pseudo_t *pf, u_char *value, size_t server)
+{
+    if (kind & NGX_HTTP_HPACK_NAME_METHOD) {
+        pf->value = r->method;
+        pf->known = 1;
+
+    } else if (kind & NGX_HTTP_HPACK_NAME_SCHEME) {
+        pf->known = 1;
+
+#if (nginx_version >= 1025000 && nginx_version < 1027000)
+
+    } else if (kind & NGX_HTTP_HPACK_NAME_AUTHORITY) {
+
+        /* the host, unless the server was named before */
+
+        if (server == 0 && r->headers_in.server.data == value) {
+            pf->value = r->headers_in.server.len;
+            pf->known = 1;
+        }
+
+#elif (nginx_version >= 1027000)
+
+    } else if (kind & NGX_HTTP_HPACK_NAME_AUTHORITY) {
+
+        /* ngx_http_validate_host() shortened the value in place */
+
+        if (header->value.data == value) {
+            pf->value = header->value.len;
+#if (nginx_version >= 1029000)
+            pf->port = r->port;
+#endif
+            pf->known = 1;
+        }
+
+#endif
+    }
 }
 
 
@@ -727,6 +936,26 @@ ngx_http_hpack_name_facts(ngx_http_core_main_conf_t *cmcf,
 
     if (name[0] == ':') {
         facts->name_flags |= NGX_HTTP_HPACK_NAME_PSEUDO;
+
+        if (len == sizeof(":method") - 1
+            && ngx_memcmp(name, ":method", sizeof(":method") - 1) == 0)
+        {
+            facts->name_flags |= NGX_HTTP_HPACK_NAME_METHOD;
+
+        } else if (len == sizeof(":scheme") - 1
+                   && ngx_memcmp(name, ":scheme", sizeof(":scheme") - 1)
+                      == 0)
+        {
+            facts->name_flags |= NGX_HTTP_HPACK_NAME_SCHEME;
+
+        } else if (len == sizeof(":authority") - 1
+                   && ngx_memcmp(name, ":authority",
+                                 sizeof(":authority") - 1)
+                      == 0)
+        {
+            facts->name_flags |= NGX_HTTP_HPACK_NAME_AUTHORITY;
+        }
+
         return;
     }
 
