@@ -337,7 +337,8 @@ ngx_http_hpack_fold(ngx_atomic_t *total, size_t wire, size_t plain,
 
 /*
  * n in decimal, zero-padded to at least width digits: what ngx_sprintf()
- * makes of "%03ui", "%O" and "%uL" here, without its parsing of the format
+ * makes of "%03ui", "%O" and "%uL" here, without its parsing of the format,
+ * two digits at a time
  */
 
 static ngx_inline u_char *
@@ -347,10 +348,26 @@ ngx_http_hpack_decimal(u_char *p, uint64_t n, size_t width)
     u_char   *q;
     uint64_t  m;
 
-    len = 1;
+    static const u_char  pairs[] =
+        "00010203040506070809101112131415161718192021222324252627282930313233"
+        "34353637383940414243444546474849505152535455565758596061626364656667"
+        "6869707172737475767778798081828384858687888990919293949596979899";
 
-    for (m = n; m >= 10; m /= 10) {
-        len++;
+    if (n < 10) {
+        len = 1;
+
+    } else if (n < 100) {
+        len = 2;
+
+    } else if (n < 1000) {
+        len = 3;
+
+    } else {
+        len = 4;
+
+        for (m = n / 10000; m; m /= 10) {
+            len++;
+        }
     }
 
     if (len < width) {
@@ -359,10 +376,23 @@ ngx_http_hpack_decimal(u_char *p, uint64_t n, size_t width)
 
     q = p + len;
 
-    do {
-        *--q = (u_char) ('0' + n % 10);
-        n /= 10;
-    } while (q != p);
+    while (n >= 100) {
+        q -= 2;
+        ngx_memcpy(q, &pairs[(n % 100) * 2], 2);
+        n /= 100;
+    }
+
+    if (n >= 10) {
+        q -= 2;
+        ngx_memcpy(q, &pairs[n * 2], 2);
+
+    } else {
+        *--q = (u_char) ('0' + n);
+    }
+
+    while (q != p) {
+        *--q = '0';
+    }
 
     return p + len;
 }
