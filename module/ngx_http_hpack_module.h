@@ -72,12 +72,36 @@ ngx_uint_t ngx_http_hpack_alloc_fails(ngx_log_t *log, const char *site);
 #else
 
 #define ngx_http_hpack_palloc            ngx_palloc
-#define ngx_http_hpack_pnalloc           ngx_pnalloc
 #define ngx_http_hpack_pcalloc           ngx_pcalloc
 #define ngx_http_hpack_pool_cleanup_add  ngx_pool_cleanup_add
 #define ngx_http_hpack_array_create      ngx_array_create
 #define ngx_http_hpack_array_push        ngx_array_push
 #define ngx_http_hpack_create_temp_buf   ngx_create_temp_buf
+
+/*
+ * ngx_pnalloc() inline where the pool's current block has room, as it has
+ * for most of a request's strings; a call where it must look further
+ */
+
+static ngx_inline void *
+ngx_http_hpack_pnalloc(ngx_pool_t *pool, size_t size)
+{
+#if !(NGX_DEBUG_PALLOC)
+    u_char      *m;
+    ngx_pool_t  *p;
+
+    p = pool->current;
+    m = p->d.last;
+
+    if (size <= pool->max && (size_t) (p->d.end - m) >= size) {
+        p->d.last = m + size;
+        return m;
+    }
+#endif
+
+    return ngx_pnalloc(pool, size);
+}
+
 
 /*
  * ngx_list_push() inline where the list's last part has room, as it has
