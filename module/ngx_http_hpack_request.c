@@ -701,6 +701,10 @@ ngx_http_hpack_pseudo_header(ngx_http_request_t *r,
  * made of it then: NGX_ABORT when the request was ended (the server the
  * host names refused it).  Whatever the parser would refuse (a duplicate,
  * a pseudo-header after a regular field) is left to it: NGX_DECLINED.
+ *
+ * :authority has three forms among the lines the patches exist for: 1.22
+ * (stock's path always: the host functions are static there), 1.26, and
+ * 1.28 on (the port from 1.30); the version tests split between them.
  */
 
 static ngx_int_t
@@ -807,6 +811,8 @@ ngx_http_hpack_pseudo_known(ngx_http_request_t *r,
 
     return NGX_OK;
 }
+
+
 /*
  * What stock's parser made of a value it accepted, where it depends on the
  * value alone: the method; a host it took as sent, shortened (a port, a
