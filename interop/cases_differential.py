@@ -15,7 +15,8 @@ GOAWAY that follows a response, found with a PING), the request head the
 HTTP/1.1 origin behind nginx received (the request line and every header
 line proxy_pass sent), and nginx's variables as response headers
 ($request_method, $request_uri, $args, $host, $http_host, $http_cookie,
-and the hop-by-hop headers proxy_pass does not pass).
+$request_port and $is_request_port from 1.29, and the hop-by-hop headers
+proxy_pass does not pass).
 
 The requests go to name-based servers of their own port (h2c + 200):
 the defaults, underscores_in_headers on, ignore_invalid_headers off, both,
@@ -71,6 +72,11 @@ ECHO_VARIABLES = [
     ("x-v-transfer-encoding", "$http_transfer_encoding"),
     ("x-v-content-length", "$http_content_length"),
     ("x-v-d00", "$http_x_d00"),
+]
+# the port of the request's host (1.29 and later)
+ECHO_PORT_VARIABLES = [
+    ("x-v-request-port", "$request_port"),
+    ("x-v-is-request-port", "$is_request_port"),
 ]
 
 # Where stock nginx breaks RFC 7541 and the module does not: the module's
@@ -192,8 +198,11 @@ def server_block(server):
                 "            proxy_http_version  1.1;",
                 "            proxy_set_header    Connection \"\";",
                 "            proxy_set_header    Host $host;"]
+        echo = ECHO_VARIABLES
+        if version_at_least(server.version, 1, 29):
+            echo = echo + ECHO_PORT_VARIABLES
         out += ["            add_header  %s  \"%s\" always;" % nv
-                for nv in ECHO_VARIABLES]
+                for nv in echo]
         out += ["        }", "    }"]
     return "\n".join(out) + "\n"
 
