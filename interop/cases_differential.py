@@ -311,6 +311,12 @@ VALUES = [b"a\rb", b"a\nb", b"a\r\nb", b"\r\n", b"a\x00b", b"\x00", b"ab\x00",
           b" a", b"a ", b"\ta", b"a\t", b" a ", b"  ", b"\t", b"", b"a\x7fb",
           b"a\x01b", b"caf\xc3\xa9", b"\xff\xfe", b"a\x0bb", b"a\x0cb",
           b"x" * 200]
+# a NUL, LF or CR at the first, a middle and the last place of values
+# around the module's 8 and 16 octets a test
+LONG_VALUES = [(n, place, octet)
+               for n in (8, 15, 16, 17, 40)
+               for place in (0, n // 2, n - 1)
+               for octet in (0x00, 0x0a, 0x0d)]
 HOP = [(b"connection", b"close"), (b"connection", b"keep-alive"),
        (b"connection", b"te"), (b"keep-alive", b"timeout=5"),
        (b"proxy-connection", b"keep-alive"),
@@ -351,6 +357,11 @@ def features(rng, host, others):
                   lambda r, v=value: insert(r, rng, (b"x-d00", v))))
         f.append(("cookie_value_%d" % i,
                   lambda r, v=value: insert(r, rng, (b"cookie", v))))
+    for n, place, octet in LONG_VALUES:
+        value = bytearray(b"v" * n)
+        value[place] = octet
+        f.append(("value_%d_octets_%02x_at_%d" % (n, octet, place),
+                  lambda r, v=bytes(value): insert(r, rng, (b"x-d00", v))))
     for n, v in HOP:
         f.append(("hop_%s_%s" % (n.decode(), v.decode()),
                   lambda r, n=n, v=v: insert(r, rng, (n, v))))

@@ -15,6 +15,10 @@
 
 #include "ngx_http_hpack_module.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 
 /* fields per hpack_decode_fields() call (about 1 KiB of stack) */
 #define NGX_HTTP_HPACK_BATCH           16
@@ -57,6 +61,10 @@ static ngx_uint_t ngx_http_hpack_validate_name(const u_char *name, size_t len,
     ngx_uint_t underscores);
 static ngx_uint_t ngx_http_hpack_validate_value(const u_char *value,
     size_t len);
+#if defined(__SSE2__)
+static ngx_uint_t ngx_http_hpack_validate_long(const u_char *value,
+    size_t len);
+#endif
 static ngx_int_t ngx_http_hpack_user_agent(ngx_http_request_t *r,
     ngx_table_elt_t *h, ngx_http_hpack_memo_t *facts);
 static ngx_int_t ngx_http_hpack_static_string(ngx_pool_t *pool,
@@ -1022,11 +1030,41 @@ ngx_http_hpack_validate_name(const u_char *name, size_t len,
 }
 
 
+#if defined(__SSE2__)
+
+/* whether an octet of x is NUL, LF or CR */
+
+static ngx_inline ngx_uint_t
+ngx_http_hpack_ctl16(__m128i x)
+{
+    __m128i  m;
+
+    m = _mm_or_si128(_mm_cmpeq_epi8(x, _mm_setzero_si128()),
+                     _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(LF)),
+                                  _mm_cmpeq_epi8(x, _mm_set1_epi8(CR))));
+
+    return _mm_movemask_epi8(m) != 0;
+}
+
+#endif
+
+
+/*
+ * A value is refused for NUL, LF or CR: octet by octet below eight octets
+ * (or without SSE2), else ngx_http_hpack_validate_long()
+ */
+
 static ngx_uint_t
 ngx_http_hpack_validate_value(const u_char *value, size_t len)
 {
     u_char      ch;
     ngx_uint_t  i;
+
+#if defined(__SSE2__)
+    if (len >= 8) {
+        return ngx_http_hpack_validate_long(value, len);
+    }
+#endif
 
     for (i = 0; i != len; i++) {
         ch = value[i];
@@ -1038,6 +1076,44 @@ ngx_http_hpack_validate_value(const u_char *value, size_t len)
 
     return NGX_HTTP_HPACK_VALID;
 }
+
+
+#if defined(__SSE2__)
+
+/*
+ * Sixteen octets a test, the tail as one overlapping load; below sixteen,
+ * two overlapping words in one register
+ */
+
+static ngx_uint_t
+ngx_http_hpack_validate_long(const u_char *value, size_t len)
+{
+    size_t    i;
+    uint64_t  w, v;
+
+    if (len < 16) {
+        ngx_memcpy(&w, value, 8);
+        ngx_memcpy(&v, value + len - 8, 8);
+
+        return ngx_http_hpack_ctl16(_mm_set_epi64x((long long) v,
+                                                   (long long) w))
+               ? NGX_HTTP_HPACK_BAD : NGX_HTTP_HPACK_VALID;
+    }
+
+    for (i = 0; i + 16 < len; i += 16) {
+        if (ngx_http_hpack_ctl16(
+                _mm_loadu_si128((const __m128i *) (value + i))))
+        {
+            return NGX_HTTP_HPACK_BAD;
+        }
+    }
+
+    return ngx_http_hpack_ctl16(
+               _mm_loadu_si128((const __m128i *) (value + len - 16)))
+           ? NGX_HTTP_HPACK_BAD : NGX_HTTP_HPACK_VALID;
+}
+
+#endif
 
 
 /*
