@@ -25,6 +25,10 @@
 
 #include <hpack.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 
 #if !(NGX_HTTP_V2)
 #error ngx_http_hpack_module requires --with-http_v2_module
@@ -376,6 +380,50 @@ ngx_http_hpack_fold(ngx_atomic_t *total, size_t wire, size_t plain,
                                 (ngx_atomic_int_t) (indexed - *folded));
     *folded = indexed;
 }
+
+
+#if (defined __GNUC__)
+#define ngx_http_hpack_noinline        __attribute__((noinline))
+#else
+#define ngx_http_hpack_noinline
+#endif
+
+
+#if defined(__SSE2__)
+
+/*
+ * Whether test() finds an octet of src[0, len) it looks for, len >= 8:
+ * sixteen octets a test, the tail as one overlapping load; below sixteen,
+ * two overlapping words in one register.  test is a constant at every call
+ * and is inlined with it.
+ */
+
+typedef ngx_uint_t (*ngx_http_hpack_test16_pt)(__m128i x);
+
+static ngx_inline ngx_uint_t
+ngx_http_hpack_any16(const u_char *src, size_t len,
+    ngx_http_hpack_test16_pt test)
+{
+    size_t    i;
+    uint64_t  w, v;
+
+    if (len < 16) {
+        ngx_memcpy(&w, src, 8);
+        ngx_memcpy(&v, src + len - 8, 8);
+
+        return test(_mm_set_epi64x((long long) v, (long long) w));
+    }
+
+    for (i = 0; i + 16 < len; i += 16) {
+        if (test(_mm_loadu_si128((const __m128i *) (src + i)))) {
+            return 1;
+        }
+    }
+
+    return test(_mm_loadu_si128((const __m128i *) (src + len - 16)));
+}
+
+#endif
 
 
 /*

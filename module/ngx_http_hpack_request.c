@@ -15,10 +15,6 @@
 
 #include "ngx_http_hpack_module.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 
 /* fields per hpack_decode_fields() call (about 1 KiB of stack) */
 #define NGX_HTTP_HPACK_BATCH           16
@@ -63,7 +59,7 @@ static ngx_uint_t ngx_http_hpack_validate_value(const u_char *value,
     size_t len);
 #if defined(__SSE2__)
 static ngx_uint_t ngx_http_hpack_validate_long(const u_char *value,
-    size_t len);
+    size_t len) ngx_http_hpack_noinline;
 #endif
 static ngx_int_t ngx_http_hpack_user_agent(ngx_http_request_t *r,
     ngx_table_elt_t *h, ngx_http_hpack_memo_t *facts);
@@ -1080,36 +1076,12 @@ ngx_http_hpack_validate_value(const u_char *value, size_t len)
 
 #if defined(__SSE2__)
 
-/*
- * Sixteen octets a test, the tail as one overlapping load; below sixteen,
- * two overlapping words in one register
- */
+/* out of line: a warm request's values are mostly short */
 
 static ngx_uint_t
 ngx_http_hpack_validate_long(const u_char *value, size_t len)
 {
-    size_t    i;
-    uint64_t  w, v;
-
-    if (len < 16) {
-        ngx_memcpy(&w, value, 8);
-        ngx_memcpy(&v, value + len - 8, 8);
-
-        return ngx_http_hpack_ctl16(_mm_set_epi64x((long long) v,
-                                                   (long long) w))
-               ? NGX_HTTP_HPACK_BAD : NGX_HTTP_HPACK_VALID;
-    }
-
-    for (i = 0; i + 16 < len; i += 16) {
-        if (ngx_http_hpack_ctl16(
-                _mm_loadu_si128((const __m128i *) (value + i))))
-        {
-            return NGX_HTTP_HPACK_BAD;
-        }
-    }
-
-    return ngx_http_hpack_ctl16(
-               _mm_loadu_si128((const __m128i *) (value + len - 16)))
+    return ngx_http_hpack_any16(value, len, ngx_http_hpack_ctl16)
            ? NGX_HTTP_HPACK_BAD : NGX_HTTP_HPACK_VALID;
 }
 

@@ -13,10 +13,6 @@
 
 #include "ngx_http_hpack_module.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 
 /*
  * A block's field array is needed only while it is encoded: up to this
@@ -527,9 +523,6 @@ ngx_http_hpack_has_upper(u_char *src, size_t len)
     size_t    i;
     uint32_t  lo, hi;
     uint64_t  w;
-#if defined(__SSE2__)
-    uint64_t  v;
-#endif
 
     if (len < 4) {
         for (i = 0; i < len; i++) {
@@ -551,26 +544,7 @@ ngx_http_hpack_has_upper(u_char *src, size_t len)
 
 #if defined(__SSE2__)
 
-    /* sixteen octets a test; below sixteen, two overlapping words in one */
-
-    if (len < 16) {
-        ngx_memcpy(&w, src, 8);
-        ngx_memcpy(&v, src + len - 8, 8);
-
-        return ngx_http_hpack_upper16(_mm_set_epi64x((long long) v,
-                                                     (long long) w));
-    }
-
-    for (i = 0; i + 16 < len; i += 16) {
-        if (ngx_http_hpack_upper16(
-                _mm_loadu_si128((const __m128i *) (src + i))))
-        {
-            return 1;
-        }
-    }
-
-    return ngx_http_hpack_upper16(
-               _mm_loadu_si128((const __m128i *) (src + len - 16)));
+    return ngx_http_hpack_any16(src, len, ngx_http_hpack_upper16);
 
 #else
 
