@@ -37,8 +37,9 @@ encoder and grows its table for a 103; the second repeats 2 of its
 links), one after it; and before that last one a request of more fields
 than max_headers (24), which nginx answers with a 400 while the decoder
 reads the rest of the block.  Then
-for each N a server of its own fails allocation N, and the workload must
-give:
+for each N a server of its own fails allocation N, and the workload
+(begun where the wall clock's second leaves it time to end:
+same_second()) must give:
 
   - a clean answer to each request: a response whose fields, body and
     trailers are the expected ones (200: a failure the module or the
@@ -327,8 +328,11 @@ def check_early(resp, req, answered):
                       "none or %r" % (resp.sid, got, req.early))
 
 
-def answer(resp, req, failed_site):
-    """The kind of one response, or raises Failure for a wrong one."""
+def answer(resp, req, missing):
+    """The kind of one response, or raises Failure for a wrong one; a
+    field of req.present that the response lacks goes to missing, as
+    (stream, name, the function whose failed allocation may leave it
+    out), judged once the error log names the allocation that failed."""
     check_early(resp, req, resp.reset is None and resp.headers is not None
                 and resp.status == req.status)
     if resp.reset is not None:
@@ -355,9 +359,9 @@ def answer(resp, req, failed_site):
         got = resp.header(name)
         harness.check(got == want, "stream %d: %s %r, not %r"
                       % (resp.sid, name, got, want))
-    for name, site in req.present.items():
-        harness.check(resp.header(name) or site == failed_site,
-                      "stream %d: no %s" % (resp.sid, name))
+    missing.extend((resp.sid, name, site)
+                   for name, site in req.present.items()
+                   if not resp.header(name))
     if req.trailers:
         got = {n.decode(): v.decode() for n, v in resp.trailers or []}
         harness.check(got == req.trailers, "stream %d: trailers %r, not %r"
@@ -410,10 +414,11 @@ def closed_kind(client):
     return "goaway"
 
 
-def connection(requests, failed_site=None):
+def connection(requests, missing):
     """The kinds of the answers to the requests, on one connection:
     "200", "500", "rst", then "goaway" or "close" (closed_kind()) for the
-    first request the connection left unanswered."""
+    first request the connection left unanswered; the fields answer()
+    found missing go to missing."""
     kinds = []
     try:
         client = Client(PORT, timeout=10)
@@ -432,7 +437,7 @@ def connection(requests, failed_site=None):
                 break
             except h2.exceptions.H2Error as e:
                 raise harness.Failure("h2: %r" % e)
-            kinds.append(answer(resp, req, failed_site))
+            kinds.append(answer(resp, req, missing))
             if client.terminated:
                 harness.check(client.terminated.startswith("INTERNAL_ERROR"),
                               "GOAWAY %s" % client.terminated)
@@ -500,31 +505,48 @@ def allocation_lines(log):
                        r"( failed)?", log)]
 
 
-def failed_connection(lines, fail_at):
-    """Whether the allocation fail_at that failed was the first
-    connection's (the one of the worker's first numbered allocation):
-    True, False, or None without a failed line."""
-    for c, n, _, failed in lines:
+def failed_allocation(lines, fail_at):
+    """(whether the allocation fail_at that failed was the first
+    connection's, the one of the worker's first numbered allocation; its
+    function), or None without a failed line."""
+    for c, n, site, failed in lines:
         if failed and n == fail_at:
-            return c == lines[0][0]
+            return c == lines[0][0], site
     return None
 
 
-def run_one(version, status, fail_at, site, reports):
+# how long the first connection's workload took in the run without a
+# failure, in seconds (same_second())
+workload_seconds = 1.0
+
+
+def same_second(seconds):
+    """Waits for the next second of the wall clock when less than seconds
+    of this one is left.  The workload's responses then carry one Date,
+    and the first connection makes as many allocations as in the run
+    without a failure: a date that changes on the way is one more volatile
+    value for the encoder's history, which grows after 8 (with
+    hpack_status on nginx 1.30.4, 308 allocations in about one run of 15
+    instead of 307), and every later N would fail another function's."""
+    left = 1 - time.time() % 1
+    if left < seconds:
+        time.sleep(left + 0.005)
+
+
+def run_one(version, status, fail_at, reports):
     """One server failing allocation fail_at: the workload, then a second
-    connection; returns the first connection's kinds or raises Failure (a
-    crash and a sanitizer's report before a wrong answer, which they
-    cause).  Raises Elsewhere when allocation fail_at was the second
-    connection's: how many allocations a connection makes can follow the
-    clock (a response's date that changes makes the encoder remember one
-    more volatile value, and its history grows after 8), so the last
-    numbers of the run without a failure may fall past this run's first
-    connection."""
+    connection; returns the first connection's kinds and the function
+    whose allocation failed, or raises Failure (a crash and a sanitizer's
+    report before a wrong answer, which they cause).  Raises Elsewhere
+    when allocation fail_at was the second connection's, as it can be when
+    the workload ran over a second's end all the same (a slow machine:
+    same_second())."""
     server = start(version, status, fail_at, reports)
-    wrong = None
+    wrong, missing = None, []
     try:
-        kinds = connection(workload(version, status), site)
-        second = connection(WORKLOAD[:1])
+        same_second(workload_seconds)
+        kinds = connection(workload(version, status), missing)
+        second = connection(WORKLOAD[:1], missing)
         harness.check(second == ["200"], "next connection: %s" % second)
         if status:
             gauges_back_to_zero()
@@ -535,25 +557,36 @@ def run_one(version, status, fail_at, site, reports):
     log = server.error_log_text()
     harness.check("exited on signal" not in log, "a worker crashed")
     sanitizers(server, reports)
-    on_first = failed_connection(allocation_lines(log), fail_at)
-    if on_first is False:
+    failed = failed_allocation(allocation_lines(log), fail_at)
+    if failed and not failed[0]:
         raise Elsewhere("allocation %d was the next connection's" % fail_at)
     if wrong:
         raise wrong
-    harness.check(on_first is not None,
+    harness.check(failed is not None,
                   "no \"allocation %d ... failed\" line" % fail_at)
-    return kinds
+    for sid, name, site in missing:
+        harness.check(site == failed[1], "stream %d: no %s (allocation %d "
+                      "failed in %s())" % (sid, name, fail_at, failed[1]))
+    return kinds, failed[1]
 
 
 def first_connection_allocations(version, status, reports):
     """The functions of the allocations the first connection makes, in
-    order: the run that fails nothing."""
+    order: the run that fails nothing.  Sets workload_seconds."""
+    global workload_seconds
     server = start(version, status, 0, reports)
+    missing = []
     try:
         requests = workload(version, status)
-        kinds = connection(requests)
+        same_second(1.0)
+        began = time.monotonic()
+        kinds = connection(requests, missing)
+        # a margin for the runs' spread
+        workload_seconds = min(1.0, 1.5 * (time.monotonic() - began) + 0.05)
         harness.check(kinds == [str(r.status) for r in requests],
                       "without a failure: %s" % kinds)
+        harness.check(not missing, "without a failure: %s missing" %
+                      ", ".join(name for _, name, _ in missing))
         if status:
             gauges_back_to_zero()
     finally:
@@ -608,7 +641,8 @@ def sweep(version, status, at, reports):
         try:
             for attempt in range(1, ELSEWHERE_TRIES + 1):
                 try:
-                    kinds = run_one(version, status, n, site, reports)
+                    kinds, failed_site = run_one(version, status, n,
+                                                 reports)
                     break
                 except Elsewhere as e:
                     if attempt == ELSEWHERE_TRIES:
@@ -622,7 +656,12 @@ def sweep(version, status, at, reports):
             print("  N=%d %s: FAIL %s" % (n, site, e), flush=True)
             continue
         answers.update(kinds)
-        print("  N=%d %s: %s" % (n, site, " ".join(kinds)), flush=True)
+        # the function the run without a failure gave N, and the one
+        # whose allocation failed when they differ
+        print("  N=%d %s: %s%s" % (n, site, " ".join(kinds),
+                                   "" if failed_site == site else
+                                   " (failed in %s())" % failed_site),
+              flush=True)
     print("alloc-failure (%s): %d allocations swept, answers: %s, crashes %d, "
           "sanitizer reports or leaks %d, failures %d%s"
           % (mode, swept,

@@ -76,8 +76,9 @@ printf '%s\n' "${timings[@]}"
 echo
 if [ "${#broken[@]}" -gt 0 ]; then
     # the failing tests by name, so that the last lines of the output are
-    # enough to tell what broke (GoogleTest's and the interop runner's)
-    grep -H -E '^\[  FAILED  \] [A-Za-z_]|^FAIL  ' "$logs"/*.log |
+    # enough to tell what broke (GoogleTest's, the interop runner's and
+    # the allocation failure sweep's)
+    grep -H -E '^\[  FAILED  \] [A-Za-z_]|^FAIL  |^  N=[0-9]+ [a-z_0-9]+: FAIL|: the run without a failure: FAIL' "$logs"/*.log |
         sed "s|^$logs/||" | cut -c1-300 | head -40
     echo "test: failed stages: ${broken[*]} (logs in $logs/)"
 fi
