@@ -23,10 +23,6 @@
 static ngx_int_t ngx_http_hpack_decoder(ngx_http_v2_connection_t *h2c,
     ngx_http_hpack_conn_t *hc);
 static void ngx_http_hpack_fold_in(ngx_http_hpack_conn_t *hc);
-static ngx_uint_t ngx_http_hpack_error_kind(int rc);
-static ngx_uint_t ngx_http_hpack_field_error_kind(ngx_int_t err);
-static void ngx_http_hpack_count_error(ngx_http_hpack_conn_t *hc,
-    ngx_uint_t kind);
 static ngx_int_t ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
     ngx_http_hpack_conn_t *hc, hpack_field_t *f);
 static ngx_http_hpack_memo_t *ngx_http_hpack_field_facts(
@@ -75,7 +71,6 @@ ngx_http_hpack_decode_block(ngx_http_v2_connection_t *h2c, u_char **pos,
     size_t                  i, n;
     u_char                 *start;
     ngx_int_t               err;
-    ngx_uint_t              kind;
     hpack_field_t           fields[NGX_HTTP_HPACK_BATCH];
     ngx_http_request_t     *r;
     ngx_http_hpack_ctx_t   *ctx;
@@ -84,7 +79,7 @@ ngx_http_hpack_decode_block(ngx_http_v2_connection_t *h2c, u_char **pos,
     hc = h2c->hpack_ctx;
 
     if (hc->decoder == NULL && ngx_http_hpack_decoder(h2c, hc) != NGX_OK) {
-        ngx_http_hpack_count_error(hc, NGX_HTTP_HPACK_ERR_INTERNAL);
+        ngx_http_hpack_count_h2_error(hc, HPACK_H2_INTERNAL_ERROR);
         return HPACK_H2_INTERNAL_ERROR;
     }
 
@@ -115,8 +110,7 @@ ngx_http_hpack_decode_block(ngx_http_v2_connection_t *h2c, u_char **pos,
 
             if (err != NGX_OK) {
                 hc->in_block = 0;
-                kind = ngx_http_hpack_field_error_kind(err);
-                ngx_http_hpack_count_error(hc, kind);
+                ngx_http_hpack_count_h2_error(hc, err);
                 return err;
             }
         }
@@ -151,7 +145,7 @@ ngx_http_hpack_decode_block(ngx_http_v2_connection_t *h2c, u_char **pos,
                           hpack_strerror(rc));
         }
 
-        ngx_http_hpack_count_error(hc, ngx_http_hpack_error_kind(rc));
+        ngx_http_hpack_count_codec_error(hc, rc);
 
         return hpack_h2_error(rc);
     }
@@ -230,68 +224,6 @@ ngx_http_hpack_fold_in(ngx_http_hpack_conn_t *hc)
                         hc->block_fields,
                         stats.indexed_static + stats.indexed_dynamic,
                         &hc->in_indexed);
-}
-
-
-static ngx_uint_t
-ngx_http_hpack_error_kind(int rc)
-{
-    switch (rc) {
-
-    case HPACK_E_HUFFMAN_EOS:
-    case HPACK_E_HUFFMAN_PADDING:
-        return NGX_HTTP_HPACK_ERR_HUFFMAN;
-
-    case HPACK_E_INTEGER:
-        return NGX_HTTP_HPACK_ERR_INTEGER;
-
-    case HPACK_E_INDEX:
-        return NGX_HTTP_HPACK_ERR_INDEX;
-
-    case HPACK_E_TRUNCATED:
-        return NGX_HTTP_HPACK_ERR_TRUNCATED;
-
-    case HPACK_E_UPDATE_POSITION:
-    case HPACK_E_UPDATE_SIZE:
-    case HPACK_E_UPDATE_MISSING:
-        return NGX_HTTP_HPACK_ERR_SIZE_UPDATE;
-
-    case HPACK_E_FIELD_TOO_LARGE:
-    case HPACK_E_LIST_TOO_LARGE:
-    case HPACK_E_STRING_TOO_LARGE:
-        return NGX_HTTP_HPACK_ERR_LIMITS;
-
-    default:
-        return NGX_HTTP_HPACK_ERR_INTERNAL;
-    }
-}
-
-
-/* what ngx_http_hpack_process_field() refuses, by its HTTP/2 error */
-
-static ngx_uint_t
-ngx_http_hpack_field_error_kind(ngx_int_t err)
-{
-    switch (err) {
-
-    case NGX_HTTP_HPACK_PROTOCOL_ERROR:
-        return NGX_HTTP_HPACK_ERR_EMPTY_NAME;
-
-    case HPACK_H2_ENHANCE_YOUR_CALM:
-        return NGX_HTTP_HPACK_ERR_LIMITS;
-
-    default:
-        return NGX_HTTP_HPACK_ERR_INTERNAL;
-    }
-}
-
-
-static void
-ngx_http_hpack_count_error(ngx_http_hpack_conn_t *hc, ngx_uint_t kind)
-{
-    if (hc->status) {
-        (void) ngx_atomic_fetch_add(&hc->status->errors[kind], 1);
-    }
 }
 
 

@@ -5,7 +5,8 @@
  * (Prometheus's text format, or JSON).
  *
  * A block's sums are folded into the zone when the block ends
- * (ngx_http_hpack_fold()): nothing is counted per field.  The gauges move
+ * (ngx_http_hpack_fold()): nothing is counted per field; a refused one
+ * counts in the errors of its kind.  The gauges move
  * when a connection starts or ends and when its codec allocates or frees;
  * what a worker added to them is taken back when it exits, open
  * connections and all.  The zone outlives workers and reloads, as long as
@@ -244,6 +245,88 @@ ngx_http_hpack_status_close(ngx_http_hpack_conn_t *hc)
     if (hc->status) {
         ngx_http_hpack_status_gauge(NGX_HTTP_HPACK_CONNECTIONS, -1);
     }
+}
+
+
+/* a request block the codec refused, by the codec's error */
+
+void
+ngx_http_hpack_count_codec_error(ngx_http_hpack_conn_t *hc, int rc)
+{
+    ngx_uint_t  kind;
+
+    if (hc->status == NULL) {
+        return;
+    }
+
+    switch (rc) {
+
+    case HPACK_E_HUFFMAN_EOS:
+    case HPACK_E_HUFFMAN_PADDING:
+        kind = NGX_HTTP_HPACK_ERR_HUFFMAN;
+        break;
+
+    case HPACK_E_INTEGER:
+        kind = NGX_HTTP_HPACK_ERR_INTEGER;
+        break;
+
+    case HPACK_E_INDEX:
+        kind = NGX_HTTP_HPACK_ERR_INDEX;
+        break;
+
+    case HPACK_E_TRUNCATED:
+        kind = NGX_HTTP_HPACK_ERR_TRUNCATED;
+        break;
+
+    case HPACK_E_UPDATE_POSITION:
+    case HPACK_E_UPDATE_SIZE:
+    case HPACK_E_UPDATE_MISSING:
+        kind = NGX_HTTP_HPACK_ERR_SIZE_UPDATE;
+        break;
+
+    case HPACK_E_FIELD_TOO_LARGE:
+    case HPACK_E_LIST_TOO_LARGE:
+    case HPACK_E_STRING_TOO_LARGE:
+        kind = NGX_HTTP_HPACK_ERR_LIMITS;
+        break;
+
+    default:
+        kind = NGX_HTTP_HPACK_ERR_INTERNAL;
+    }
+
+    (void) ngx_atomic_fetch_add(&hc->status->errors[kind], 1);
+}
+
+
+/*
+ * a request block the glue refused (ngx_http_hpack_decode_block()), by
+ * the HTTP/2 error it answers with
+ */
+
+void
+ngx_http_hpack_count_h2_error(ngx_http_hpack_conn_t *hc, ngx_int_t err)
+{
+    ngx_uint_t  kind;
+
+    if (hc->status == NULL) {
+        return;
+    }
+
+    switch (err) {
+
+    case NGX_HTTP_HPACK_PROTOCOL_ERROR:
+        kind = NGX_HTTP_HPACK_ERR_EMPTY_NAME;
+        break;
+
+    case HPACK_H2_ENHANCE_YOUR_CALM:
+        kind = NGX_HTTP_HPACK_ERR_LIMITS;
+        break;
+
+    default:
+        kind = NGX_HTTP_HPACK_ERR_INTERNAL;
+    }
+
+    (void) ngx_atomic_fetch_add(&hc->status->errors[kind], 1);
 }
 
 
