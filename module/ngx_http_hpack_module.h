@@ -51,7 +51,13 @@
 
 #if (NGX_HTTP_HPACK_FAIL_ALLOC)
 
+#if (defined __GNUC__)
+#pragma GCC visibility push(hidden)
+#endif
 ngx_uint_t ngx_http_hpack_alloc_fails(ngx_log_t *log, const char *site);
+#if (defined __GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #define ngx_http_hpack_failing(log, call)                                    \
     (ngx_http_hpack_alloc_fails(log, __func__) ? NULL : call)
@@ -310,6 +316,16 @@ typedef struct {
 } ngx_http_hpack_ctx_t;
 
 
+/*
+ * The functions the module's files call across are the module's own: hidden
+ * from the dynamic symbol table, so that calls between them are direct.
+ * ngx_http_hpack_module alone is exported, as nginx's loader needs.
+ */
+
+#if (defined __GNUC__)
+#pragma GCC visibility push(hidden)
+#endif
+
 /* ngx_http_hpack_request.c */
 
 ngx_int_t ngx_http_hpack_decode_block(ngx_http_v2_connection_t *h2c,
@@ -339,6 +355,10 @@ void ngx_http_hpack_status_close(ngx_http_hpack_conn_t *hc);
 void ngx_http_hpack_count_codec_error(ngx_http_hpack_conn_t *hc, int rc);
 void ngx_http_hpack_count_h2_error(ngx_http_hpack_conn_t *hc, ngx_int_t err);
 void ngx_http_hpack_status_exit(void);
+
+#if (defined __GNUC__)
+#pragma GCC visibility pop
+#endif
 
 
 extern ngx_module_t  ngx_http_hpack_module;

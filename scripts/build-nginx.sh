@@ -162,5 +162,15 @@ make -C "$work" install >/dev/null
 
 "$prefix/sbin/nginx" -V 2>&1 | sed -n 1p >&2
 if [ "$variant" = hpack ]; then
-    ls "$prefix/modules/ngx_http_hpack_module.so" >&2
+    so="$prefix/modules/ngx_http_hpack_module.so"
+    ls "$so" >&2
+    # nginx loads modules with RTLD_GLOBAL: of the module's own symbols and
+    # the codec's, only ngx_http_hpack_module may be exported (config,
+    # ngx_http_hpack_module.h)
+    leaked=$(nm -D --defined-only "$so" | awk '{print $NF}' \
+        | grep -E '^(hpack_|ngx_http_hpack_)' | grep -vx ngx_http_hpack_module || true)
+    if [ -n "$leaked" ]; then
+        echo "build-nginx: $so exports symbols it must keep hidden:" $leaked >&2
+        exit 1
+    fi
 fi
