@@ -319,7 +319,8 @@ typedef struct {
 /*
  * The functions the module's files call across are the module's own: hidden
  * from the dynamic symbol table, so that calls between them are direct.
- * ngx_http_hpack_module alone is exported, as nginx's loader needs.
+ * ngx_http_hpack_module stays exported, as every nginx module's object is
+ * (the loader itself looks up the ngx_modules array nginx generates).
  */
 
 #if (defined __GNUC__)
