@@ -32,8 +32,9 @@ BUILD = nginx_runner.BUILD
 WORK = BUILD / "interop"
 TEMPLATE = REPO / "interop" / "conf" / "interop.conf"
 
-# The installation each 1.26.3 variant runs from: run_interop.py --asan
-# puts the sanitizer build in place of the patched one.
+# The installation each 1.26.3 variant runs from, build/nginx-<version>-
+# and the same suffix for the other lines: run_interop.py --asan puts the
+# sanitizer build in place of the patched one.
 INSTALLS = {"stock": "nginx-stock", "hpack": "nginx-hpack"}
 # True under --asan: the patched servers run the sanitizer build, whose RSS
 # is mostly the allocator's quarantine, and which runs several times slower
@@ -192,7 +193,8 @@ class Server(nginx_runner.Nginx):
         if version == "1.26.3":
             install = BUILD / INSTALLS[variant]
         else:
-            install = BUILD / ("nginx-%s-%s" % (version, variant))
+            install = BUILD / ("nginx-%s-%s" % (
+                version, INSTALLS[variant][len("nginx-"):]))
         super().__init__(install / "sbin" / "nginx",
                          WORK / ("%s-%s" % (version, kind)),
                          "%s %s" % (version, self.LABELS[kind]),

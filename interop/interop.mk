@@ -37,12 +37,17 @@ interop-1.31:
 	@$(call nginx_if_present,1.31.4)
 	BUILD=$(BUILD) interop/run.sh --version 1.31.4 $(INTEROP_ARGS)
 
-# Every case but the memory one; fails on any sanitizer report and on any
-# leak of the product (interop/README.md).  Stock stays the reference: the
-# unsanitized build/nginx-stock.
+# Every case of the line but the memory one; fails on any sanitizer report
+# and on any leak of the product (interop/README.md).  Stock stays the
+# reference: the line's unsanitized stock build.  On 1.26.3, or on the line
+# NGINX_VERSION names (make interop-asan NGINX_VERSION=1.31.4), skipped
+# when that line's source is absent
 ## the suite against nginx-asan: ASan, UBSan and LeakSanitizer
-interop-asan: nginx-1.26 nginx-asan
-	BUILD=$(BUILD) interop/run.sh --asan $(INTEROP_ARGS)
+interop-asan:
+	@$(call nginx_if_present,$(SAN_VERSION))
+	@$(call nginx_if_present,$(SAN_VERSION),nginx-asan)
+	BUILD=$(BUILD) interop/run.sh --asan --version $(SAN_VERSION) \
+	    $(INTEROP_ARGS)
 
 # Fails each allocation of the module and the codec for a connection's
 # first requests in turn, under ASan and LeakSanitizer, plain and with
@@ -51,6 +56,6 @@ interop-asan: nginx-1.26 nginx-asan
 # skipped when that line's source is absent
 ## every allocation of a connection's first requests failed in turn (ASan)
 alloc-failure-sweep:
-	@$(call nginx_if_present,$(FAIL_ALLOC_VERSION),nginx-asan-fail-alloc)
+	@$(call nginx_if_present,$(SAN_VERSION),nginx-asan-fail-alloc)
 	BUILD=$(BUILD) interop/alloc_failure_sweep.py \
-	    --version $(FAIL_ALLOC_VERSION) $(ALLOC_SWEEP_ARGS)
+	    --version $(SAN_VERSION) $(ALLOC_SWEEP_ARGS)

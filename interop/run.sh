@@ -4,10 +4,10 @@
 #   interop/run.sh                      nginx 1.26.3, every case
 #   interop/run.sh --version 1.22.1     nginx 1.22.1: cases 1, 2 and 5
 #   interop/run.sh --only REGEX         only the tests whose names match
-#   interop/run.sh --asan [--only REGEX]
+#   interop/run.sh --asan [--version V] [--only REGEX]
 #                                       the patched servers from the sanitizer
-#                                       build (make nginx-asan), then every
-#                                       sanitizer report judged
+#                                       build (make nginx-asan, of 1.26.3 or
+#                                       V), then every sanitizer report judged
 #
 # Needs the nginx builds (make nginx), and nghttp, h2load, curl, openssl and
 # python3-h2 for /usr/bin/python3 (make deps installs them).  BUILD moves
@@ -62,8 +62,13 @@ export ASAN_OPTIONS="log_path=$reports/san:halt_on_error=1:detect_leaks=1:exitco
 # UBSAN_HALT=0 lets a run go on past UBSan findings, to list them all
 # (reviewing ubsan.supp); it still fails on them.
 export UBSAN_OPTIONS="halt_on_error=${UBSAN_HALT:-1}:print_stacktrace=1:suppressions=$repo/interop/ubsan.supp"
+version=1.26.3
+args=("$@")
+for ((i = 1; i < ${#args[@]}; i++)); do
+    [ "${args[i]}" != --version ] || version="${args[i + 1]:-}"
+done
 rc=0
 run "$@" || rc=$?
 "$python" "$repo/interop/sanitizer_reports.py" "$reports" \
-    "$build"/interop/1.26.3-{on,small,off,nomod}/logs/error.log || rc=1
+    "$build"/interop/"$version"-{on,small,off,nomod}/logs/error.log || rc=1
 exit "$rc"

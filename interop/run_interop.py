@@ -4,7 +4,8 @@
     /usr/bin/python3 interop/run_interop.py                 nginx 1.26.3
     /usr/bin/python3 interop/run_interop.py --version 1.22.1
     /usr/bin/python3 interop/run_interop.py --only malformed
-    /usr/bin/python3 interop/run_interop.py --asan       (interop/run.sh --asan)
+    /usr/bin/python3 interop/run_interop.py --asan [--version V]
+                                                         (interop/run.sh --asan)
 
 Starts five servers of one nginx version from interop/conf/interop.conf
 (the module with "hpack on", the same with hpack_table_size 512, with
@@ -13,8 +14,9 @@ runs every case against each where it means something, stops them (also
 on failure, Ctrl-C or SIGTERM), and ends with the line
 "N passed, N failed[, N skipped]"; the exit status is 1 when anything
 failed.  --only REGEX runs the tests whose names match.  --asan runs the
-patched servers from build/nginx-hpack-asan (make nginx-asan; stock stays
-the reference) and stops them gracefully (see ASAN_SKIP for what it
+patched servers from build/nginx-hpack-asan, or build/nginx-<version>-
+hpack-asan (make nginx-asan [NGINX_VERSION=<version>]; stock stays the
+reference) and stops them gracefully (see ASAN_SKIP for what it
 leaves out); interop/run.sh --asan sets the sanitizers' options and reads
 their reports afterwards.
 """
@@ -72,8 +74,6 @@ def main():
     ap.add_argument("--asan", action="store_true",
                     help="the patched servers from the sanitizer build")
     args = ap.parse_args()
-    if args.asan and args.version != "1.26.3":
-        ap.error("--asan: only nginx 1.26.3 has a sanitizer build")
 
     def terminate(signum, frame):
         raise SystemExit("interop: signal %d, stopping the servers" % signum)

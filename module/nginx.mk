@@ -57,22 +57,23 @@ nginx-1.26: nginx-1.26.3
 nginx-1.22: nginx-1.22.1
 
 # nginx, the module and the codec (lib-asan, linked through the module's
-# config) with ASan and UBSan, by clang (scripts/build-nginx.sh --asan).
-# nginx's own make asks for the library again; built first, it is then
-# up to date.
-## build/nginx-hpack-asan: patched 1.26.3 + the module under ASan/UBSan
+# config) with ASan and UBSan, by clang (scripts/build-nginx.sh --asan), of
+# 1.26.3 or of the line NGINX_VERSION names (then into
+# build/nginx-<version>-hpack-asan).  nginx's own make asks for the
+# library again; built first, it is then up to date.
+SAN_VERSION := $(or $(NGINX_VERSION),1.26.3)
+## build/nginx-hpack-asan: patched 1.26.3 (or NGINX_VERSION) + the module under ASan/UBSan
 nginx-asan: lib-asan
-	$(NGINX_ENV) scripts/build-nginx.sh --asan 1.26.3 hpack $(BUILD)/nginx-hpack-asan
+	$(NGINX_ENV) scripts/build-nginx.sh --asan $(SAN_VERSION) hpack \
+	    $(call nginx_prefix,$(SAN_VERSION),hpack-asan)
 
 # the same with the module's allocation failure injection
-# (module/ngx_http_hpack_module.h: NGX_HTTP_HPACK_FAIL_ALLOC), on 1.26.3 or
-# the line of NGINX_VERSION (build/nginx-<version>-hpack-asan-fail-alloc)
-FAIL_ALLOC_VERSION := $(or $(NGINX_VERSION),1.26.3)
+# (module/ngx_http_hpack_module.h: NGX_HTTP_HPACK_FAIL_ALLOC)
 ## build/nginx-hpack-asan-fail-alloc: nginx-asan failing a chosen allocation
 nginx-asan-fail-alloc: lib-asan
 	$(NGINX_ENV) scripts/build-nginx.sh --asan --fail-alloc \
-	    $(FAIL_ALLOC_VERSION) hpack \
-	    $(call nginx_prefix,$(FAIL_ALLOC_VERSION),hpack-asan-fail-alloc)
+	    $(SAN_VERSION) hpack \
+	    $(call nginx_prefix,$(SAN_VERSION),hpack-asan-fail-alloc)
 
 ## run build/nginx-hpack with conf/nginx.conf in the foreground
 nginx-run: nginx-1.26
