@@ -64,8 +64,8 @@ same_second()) must give:
 
 Prints the allocations by function, one line per N ("N=12
 ngx_http_hpack_copy_field: goaway"), the count line of each sweep
-("alloc-failure (nginx 1.26.3, plain): 140 allocations swept, answers:
-200 246, ..., crashes 0, sanitizer reports or leaks 0, failures 0") and
+("alloc-failure (nginx 1.26.3, plain): 143 allocations swept, answers:
+200 252, ..., crashes 0, sanitizer reports or leaks 0, failures 0") and
 "N passed, N failed" over both; exits 1 on any failure.
 Listens on 127.0.0.1:18250 and 18251 (+ INTEROP_PORT_SHIFT); the origin
 on a port the kernel picks.
