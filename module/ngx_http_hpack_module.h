@@ -331,6 +331,14 @@ typedef struct {
 
 ngx_int_t ngx_http_hpack_decode_block(ngx_http_v2_connection_t *h2c,
     u_char **pos, u_char *end, ngx_uint_t last);
+
+/* ngx_http_hpack_facts.c */
+
+void ngx_http_hpack_name_facts(ngx_http_core_main_conf_t *cmcf,
+    const u_char *name, size_t len, ngx_http_hpack_memo_t *facts);
+ngx_uint_t ngx_http_hpack_validate_name(const u_char *name, size_t len,
+    ngx_uint_t underscores);
+ngx_uint_t ngx_http_hpack_validate_value(const u_char *value, size_t len);
 ngx_int_t ngx_http_hpack_init_statics(ngx_conf_t *cf,
     ngx_http_hpack_main_conf_t *hmcf);
 
