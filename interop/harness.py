@@ -32,10 +32,11 @@ BUILD = nginx_runner.BUILD
 WORK = BUILD / "interop"
 TEMPLATE = REPO / "interop" / "conf" / "interop.conf"
 
-# The installation each 1.26.3 variant runs from, build/nginx-<version>-
-# and the same suffix for the other lines: run_interop.py --asan puts the
-# sanitizer build in place of the patched one.
-INSTALLS = {"stock": "nginx-stock", "hpack": "nginx-hpack"}
+# The installation each variant runs from: build/nginx-<this> on 1.26.3,
+# build/nginx-<version>-<this> on the other lines (as module/nginx.mk's
+# nginx_prefix); run_interop.py --asan puts the sanitizer build in place of
+# the patched one.
+INSTALLS = {"stock": "stock", "hpack": "hpack"}
 # True under --asan: the patched servers run the sanitizer build, whose RSS
 # is mostly the allocator's quarantine, and which runs several times slower
 SANITIZED = False
@@ -191,10 +192,9 @@ class Server(nginx_runner.Nginx):
     def __init__(self, version, kind, slot, extra_directives=""):
         variant = "stock" if kind == "stock" else "hpack"
         if version == "1.26.3":
-            install = BUILD / INSTALLS[variant]
+            install = BUILD / ("nginx-" + INSTALLS[variant])
         else:
-            install = BUILD / ("nginx-%s-%s" % (
-                version, INSTALLS[variant][len("nginx-"):]))
+            install = BUILD / ("nginx-%s-%s" % (version, INSTALLS[variant]))
         super().__init__(install / "sbin" / "nginx",
                          WORK / ("%s-%s" % (version, kind)),
                          "%s %s" % (version, self.LABELS[kind]),

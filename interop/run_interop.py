@@ -82,7 +82,7 @@ def main():
     results = Filtered(args.only)
     suites = SUITES[args.version]
     if args.asan:
-        harness.INSTALLS["hpack"] = "nginx-hpack-asan"
+        harness.INSTALLS["hpack"] = "hpack-asan"
         harness.SANITIZED = True
         # workers close their connections, then exit (LeakSanitizer runs)
         Server.stop_signal = signal.SIGQUIT
