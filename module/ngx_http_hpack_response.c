@@ -1,8 +1,8 @@
 
 /*
  * Response header blocks: every block of the connection, headers, 103
- * Early Hints and trailers, goes through one encoder with the full dynamic table, in the
- * order the blocks reach the wire.
+ * Early Hints and trailers, goes through one encoder with the full dynamic
+ * table, in the order the blocks reach the wire.
  */
 
 
@@ -470,46 +470,123 @@ ngx_http_hpack_names_len(ngx_list_part_t *part, ngx_uint_t i)
 }
 
 
-/* src lowered into dst, eight octets at a time; the end of the copy */
+#if defined(__SSE2__)
+
+/*
+ * 0xff in each octet of x that is 'A'..'Z' (octets from 0x80 compare
+ * negative)
+ */
+
+static ngx_inline __m128i
+ngx_http_hpack_upper_octets(__m128i x)
+{
+    return _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('A' - 1)),
+                         _mm_cmplt_epi8(x, _mm_set1_epi8('Z' + 1)));
+}
+
+
+/* x with its octets 'A'..'Z' lowered */
+
+static ngx_inline __m128i
+ngx_http_hpack_lower16(__m128i x)
+{
+    return _mm_or_si128(x, _mm_and_si128(ngx_http_hpack_upper_octets(x),
+                                         _mm_set1_epi8(0x20)));
+}
+
+
+/* whether an octet of x is 'A'..'Z' */
+
+static ngx_inline ngx_uint_t
+ngx_http_hpack_upper16(__m128i x)
+{
+    return _mm_movemask_epi8(ngx_http_hpack_upper_octets(x)) != 0;
+}
+
+#endif
+
+
+/*
+ * src lowered into dst, read as ngx_http_hpack_has_upper() reads it: from
+ * eight octets on sixteen at a time with SSE2 (else eight), the tail as one
+ * overlapping load (an octet lowered twice is the same); below eight
+ * octets two overlapping halves of one word.  The end of the copy.
+ */
 
 static u_char *
 ngx_http_hpack_lowcase(u_char *dst, u_char *src, size_t len)
 {
     size_t    i;
+    uint32_t  lo, hi;
     uint64_t  w;
+#if defined(__SSE2__)
+    uint64_t  v;
+    __m128i   x;
+#endif
 
-    for (i = 0; i + 8 <= len; i += 8) {
-        ngx_memcpy(&w, src + i, 8);
+    if (len < 4) {
+        for (i = 0; i < len; i++) {
+            dst[i] = ngx_tolower(src[i]);
+        }
+
+        return dst + len;
+    }
+
+    if (len < 8) {
+        ngx_memcpy(&lo, src, 4);
+        ngx_memcpy(&hi, src + len - 4, 4);
+        w = (uint64_t) hi << 32 | lo;
 
         w |= ngx_http_hpack_upper_mask(w) >> 2;
 
-        ngx_memcpy(dst + i, &w, 8);
+        lo = (uint32_t) w;
+        hi = (uint32_t) (w >> 32);
+        ngx_memcpy(dst, &lo, 4);
+        ngx_memcpy(dst + len - 4, &hi, 4);
+
+        return dst + len;
     }
-
-    for ( /* void */ ; i < len; i++) {
-        dst[i] = ngx_tolower(src[i]);
-    }
-
-    return dst + len;
-}
-
 
 #if defined(__SSE2__)
 
-/* whether an octet of x is 'A'..'Z' (octets from 0x80 compare negative) */
+    if (len < 16) {
+        ngx_memcpy(&w, src, 8);
+        ngx_memcpy(&v, src + len - 8, 8);
 
-static ngx_inline ngx_uint_t
-ngx_http_hpack_upper16(__m128i x)
-{
-    __m128i  m;
+        x = ngx_http_hpack_lower16(_mm_set_epi64x((long long) v,
+                                                  (long long) w));
 
-    m = _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('A' - 1)),
-                      _mm_cmplt_epi8(x, _mm_set1_epi8('Z' + 1)));
+        _mm_storel_epi64((__m128i *) dst, x);
+        _mm_storel_epi64((__m128i *) (dst + len - 8),
+                         _mm_unpackhi_epi64(x, x));
 
-    return _mm_movemask_epi8(m) != 0;
-}
+        return dst + len;
+    }
+
+    for (i = 0; i + 16 < len; i += 16) {
+        x = _mm_loadu_si128((const __m128i *) (src + i));
+        _mm_storeu_si128((__m128i *) (dst + i), ngx_http_hpack_lower16(x));
+    }
+
+    x = _mm_loadu_si128((const __m128i *) (src + len - 16));
+    _mm_storeu_si128((__m128i *) (dst + len - 16), ngx_http_hpack_lower16(x));
+
+#else
+
+    for (i = 0; i + 8 < len; i += 8) {
+        ngx_memcpy(&w, src + i, 8);
+        w |= ngx_http_hpack_upper_mask(w) >> 2;
+        ngx_memcpy(dst + i, &w, 8);
+    }
+
+    ngx_memcpy(&w, src + len - 8, 8);
+    w |= ngx_http_hpack_upper_mask(w) >> 2;
+    ngx_memcpy(dst + len - 8, &w, 8);
 
 #endif
+
+    return dst + len;
+}
 
 
 /*
