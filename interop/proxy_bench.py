@@ -19,7 +19,8 @@ mostly the client's limit), the nginx worker's CPU time per request (utime
 per response (h2load's header traffic / responses).  --callgrind runs each
 build once more under valgrind (single process) and counts instructions per
 request: all of nginx, and inclusive of ngx_http_v2_header_filter (where
-the response header block is encoded).
+the response header block is encoded), and, with callgrind's simulation of
+this machine's caches (as make bench's), L1 misses per request.
 
 Access logs are off in both proxies (the module's $hpack_ variables would
 otherwise cost it more log bytes than stock).  Prints PASS/FAIL lines for
@@ -116,11 +117,12 @@ def measure(server, uris, args):
 
 def callgrind(server, uris, requests, out_dir):
     """Instructions per request of one nginx process (master_process off)
-    under callgrind, after a warm-up; and inclusive of the header filter."""
+    under callgrind, after a warm-up; inclusive of the header filter; and
+    L1 misses (I1mr + D1mr + D1mw) per request."""
     out_dir.mkdir(parents=True, exist_ok=True)
     for f in out_dir.glob("callgrind.out.*"):
         f.unlink()
-    server.wrapper = ["valgrind", "--tool=callgrind",
+    server.wrapper = ["valgrind", "--tool=callgrind", "--cache-sim=yes",
                       "--callgrind-out-file=%s/callgrind.out.%%p" % out_dir]
     server.single_process = True
     server.start_timeout = server.stop_timeout = 60
@@ -141,7 +143,7 @@ def callgrind(server, uris, requests, out_dir):
     if not dumps:
         raise Failure("no callgrind dump in %s" % out_dir)
     text = subprocess.run(["callgrind_annotate", "--inclusive=yes",
-                           "--threshold=100", dumps[0]],
+                           "--show=Ir", "--threshold=100", dumps[0]],
                           capture_output=True, text=True).stdout
     total = re.search(r"^([\d,]+) \(100\.0%\)\s+PROGRAM TOTALS", text, re.M)
     filt = re.search(r"^\s*([\d,]+) \([\d. ]+%\)\s+\S*:ngx_http_v2_header_"
@@ -153,6 +155,7 @@ def callgrind(server, uris, requests, out_dir):
     def num(m):
         return int(m.group(1).replace(",", "")) if m else None
     return {"requests": r["done"],
+            "l1_misses_per_request": l1_misses(dumps[0]) / r["done"],
             "ir_per_request": num(total) / r["done"],
             "header_filter_ir_per_request":
                 (num(filt) / r["done"]) if filt else None,
@@ -280,6 +283,22 @@ def summarize(args, runs):
     return summary
 
 
+def l1_misses(dump):
+    """I1mr + D1mr + D1mw of a callgrind dump: its totals line, by the
+    events line's names."""
+    names = totals = None
+    with open(dump, errors="replace") as f:
+        for line in f:
+            if line.startswith("events:"):
+                names = line.split(":", 1)[1].split()
+            elif line.startswith(("summary:", "totals:")):
+                totals = [int(v) for v in line.split(":", 1)[1].split()]
+    if not names or not totals or "D1mr" not in names:
+        raise Failure("%s: no cache simulation totals" % dump)
+    events = dict(zip(names, totals))
+    return events["I1mr"] + events["D1mr"] + events["D1mw"]
+
+
 def callgrind_both(args, report):
     for k in ("stock", args.kind):
         s = pc.ProxyServer(k, PORTS[k], ORIGIN_PORT,
@@ -318,13 +337,16 @@ def markdown(report):
                    summary["paired_cpu_ratio"])]
     if report["callgrind"]:
         out += ["", "| callgrind, %d requests | instructions/request "
-                "(nginx) | in ngx_http_v2_header_filter |"
-                % cfg["cg_requests"], "|---|---:|---:|"]
+                "(nginx) | in ngx_http_v2_header_filter | L1 misses/request "
+                "(cache simulation) |"
+                % cfg["cg_requests"], "|---|---:|---:|---:|"]
         for k, c in report["callgrind"].items():
-            out.append("| %s | %.0f | %s |" % (
+            out.append("| %s | %.0f | %s | %s |" % (
                 k, c["ir_per_request"],
                 "%.0f" % c["header_filter_ir_per_request"]
-                if c["header_filter_ir_per_request"] else "?"))
+                if c["header_filter_ir_per_request"] else "?",
+                "%.0f" % c["l1_misses_per_request"]
+                if c.get("l1_misses_per_request") else "?"))
     return out
 
 
