@@ -13,7 +13,7 @@ PROXY_BENCH_JSON ?= $(BUILD)/bench/proxy.json
 PROXY_BENCH_FLAGS := --callgrind --json $(PROXY_BENCH_JSON) \
                      $(if $(filter 1,$(QUICK)),--quick) $(PROXY_BENCH_ARGS)
 
-.PHONY: interop-proxy interop-browser bench-proxy
+.PHONY: interop-proxy interop-proxy-asan interop-browser bench-proxy
 
 # Timeouts as interop/run.sh's: SIGTERM first, the runners stop their
 # servers.  3,000 responses per connection carry exactly the origin's
@@ -25,6 +25,17 @@ interop-proxy: $(if $(NGINX_VERSION),lib,nginx-1.26)
 	BUILD=$(BUILD) timeout --kill-after=30 600 \
 	    $(PYTHON) interop/proxy_run.py $(PROXY_ARGS) \
 	    $(if $(NGINX_VERSION),--version $(NGINX_VERSION))
+
+# The same cases with the module's three proxies from the sanitizer build
+# (make nginx-asan): fails on any sanitizer report and on any leak of the
+# product (interop/run.sh --asan --proxy, as make interop-asan); on 1.26.3,
+# or the line NGINX_VERSION names, skipped when its source is absent
+## the reverse-proxy cases against nginx-asan: ASan, UBSan and LeakSanitizer
+interop-proxy-asan:
+	@$(call nginx_if_present,$(SAN_VERSION))
+	@$(call nginx_if_present,$(SAN_VERSION),nginx-asan)
+	BUILD=$(BUILD) interop/run.sh --asan --proxy --version $(SAN_VERSION) \
+	    $(PROXY_ARGS)
 
 # A 200-subresource page 3 times on one connection; installs chromium and
 # playwright-core first (scripts/install-browser.sh), SKIP with the reason

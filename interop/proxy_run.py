@@ -5,13 +5,17 @@ h2load and python3-h2.
 
     /usr/bin/python3 interop/proxy_run.py              (make interop-proxy)
     /usr/bin/python3 interop/proxy_run.py --only nghttp
+    interop/run.sh --asan --proxy                       (make interop-proxy-asan)
 
 Starts the origin (interop/upstream.py, 127.0.0.1:19600) and four proxies
 made from conf/proxy.conf: the module with its table of 4096 (the file as it
 is), 512 and 65536, and the stock build (TLS ports 19643-19646); runs every
 case (interop/proxy_cases.py); stops them, also on failure, Ctrl-C or
 SIGTERM; ends with "N passed, N failed[, N skipped]" and exits 1 when
-anything failed.
+anything failed.  --asan runs the module's three proxies from the sanitizer
+build (build/nginx-hpack-asan, or build/nginx-<version>-hpack-asan), in
+build/proxy-interop/<version>-asan; interop/run.sh --asan --proxy sets the
+sanitizers' options and judges their reports afterwards.
 
 The cases, each against every proxy where it means something:
 
@@ -44,6 +48,7 @@ import signal
 import sys
 import time
 
+import harness
 import nginx_runner
 from harness import Filtered, Results, no_crash_or_alert
 import proxy_cases
@@ -59,7 +64,12 @@ def main():
     ap.add_argument("--version", default="1.26.3",
                     choices=nginx_runner.LINES,
                     help="the nginx line whose builds run conf/proxy.conf")
+    ap.add_argument("--asan", action="store_true",
+                    help="the module's proxies from the line's sanitizer "
+                    "build (make nginx-asan)")
     args = ap.parse_args()
+    if args.asan:
+        harness.INSTALLS["hpack"] = "hpack-asan"
 
     def terminate(signum, frame):
         raise SystemExit("proxy: signal %d, stopping the servers" % signum)
@@ -75,7 +85,7 @@ def main():
         print("0 passed, 1 failed", flush=True)
         return 1
     nginx_runner.certificate()
-    work = pc.PROXY_WORK / args.version
+    work = pc.PROXY_WORK / (args.version + ("-asan" if args.asan else ""))
     origin = pc.Origin(ORIGIN_PORT, work)
     servers = {k: pc.ProxyServer(k, port, ORIGIN_PORT, work=work,
                                  version=args.version)

@@ -8,6 +8,10 @@
 #                                       the patched servers from the sanitizer
 #                                       build (make nginx-asan, of 1.26.3 or
 #                                       V), then every sanitizer report judged
+#   interop/run.sh --asan --proxy [--version V] [--only REGEX]
+#                                       the same for the reverse-proxy suite
+#                                       (interop/proxy_run.py): its three
+#                                       proxies with the module
 #
 # Needs the nginx builds (make nginx), and nghttp, h2load, curl, openssl and
 # python3-h2 for /usr/bin/python3 (make deps installs them).  BUILD moves
@@ -34,9 +38,10 @@ fi
 
 # The suite takes about a minute; 15 minutes means something hangs.
 # SIGTERM lets the harness stop its servers before it exits.
+suite=run_interop.py
 run() {
     timeout --kill-after=30 900 \
-        "$python" "$repo/interop/run_interop.py" "$@"
+        "$python" "$repo/interop/$suite" "$@"
 }
 
 if [ "${1:-}" != --asan ]; then
@@ -67,8 +72,14 @@ args=("$@")
 for ((i = 1; i < ${#args[@]}; i++)); do
     [ "${args[i]}" != --version ] || version="${args[i + 1]:-}"
 done
+if [ "${2:-}" = --proxy ]; then
+    suite=proxy_run.py
+    args=(--asan "${args[@]:2}")
+    logs=("$build"/proxy-interop/"$version"-asan/{on,small,big}/logs/error.log)
+else
+    logs=("$build"/interop/"$version"-{on,small,off,nomod}/logs/error.log)
+fi
 rc=0
-run "$@" || rc=$?
-"$python" "$repo/interop/sanitizer_reports.py" "$reports" \
-    "$build"/interop/"$version"-{on,small,off,nomod}/logs/error.log || rc=1
+run "${args[@]}" || rc=$?
+"$python" "$repo/interop/sanitizer_reports.py" "$reports" "${logs[@]}" || rc=1
 exit "$rc"

@@ -62,6 +62,7 @@ stage interop-1.28 make --no-print-directory interop-1.28
 stage interop-1.30 make --no-print-directory interop-1.30
 stage interop-1.31 make --no-print-directory interop-1.31
 stage interop-proxy   make --no-print-directory interop-proxy
+stage interop-proxy-asan make --no-print-directory interop-proxy-asan
 stage interop-proxy-1.30 make --no-print-directory interop-proxy NGINX_VERSION=1.30.4
 stage interop-browser make --no-print-directory interop-browser
 stage bench-smoke make --no-print-directory bench-codec QUICK=1
