@@ -9,6 +9,7 @@ master's pid and stops it at the end, also on failure or Ctrl-C).
 
 import os
 import re
+import signal
 import socket
 import ssl
 import subprocess
@@ -182,7 +183,7 @@ class Server(nginx_runner.Nginx):
     kind is "on" (module loaded, hpack on), "small" (the same with
     hpack_table_size 512), "off" (module loaded, hpack off), "nomod"
     (patched binary, no load_module) or "stock" (unpatched binary).
-    run_interop.py --asan stops them gracefully (stop_signal SIGQUIT).
+    Under use_sanitizer_build() they stop gracefully (stop_signal SIGQUIT).
     """
 
     error = Failure
@@ -249,6 +250,19 @@ class Server(nginx_runner.Nginx):
     @property
     def authority(self):
         return "127.0.0.1:%d" % self.h2c_port
+
+
+def use_sanitizer_build():
+    """The patched servers from the line's sanitizer build (make nginx-asan)
+    from now on (run_interop.py --asan, proxy_run.py --asan): stopped
+    gracefully, so that each worker closes its connections and destroys its
+    pools before LeakSanitizer runs at its exit; SANITIZED for the checks
+    that read it."""
+    global SANITIZED
+    INSTALLS["hpack"] = "hpack-asan"
+    SANITIZED = True
+    Server.stop_signal = signal.SIGQUIT
+    Server.stop_timeout = 60
 
 
 def no_crash_or_alert(server, since=0):

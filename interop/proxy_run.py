@@ -69,7 +69,7 @@ def main():
                     "build (make nginx-asan)")
     args = ap.parse_args()
     if args.asan:
-        harness.INSTALLS["hpack"] = "hpack-asan"
+        harness.use_sanitizer_build()
 
     def terminate(signum, frame):
         raise SystemExit("proxy: signal %d, stopping the servers" % signum)

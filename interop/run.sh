@@ -67,14 +67,21 @@ export ASAN_OPTIONS="log_path=$reports/san:halt_on_error=1:detect_leaks=1:exitco
 # UBSAN_HALT=0 lets a run go on past UBSan findings, to list them all
 # (reviewing ubsan.supp); it still fails on them.
 export UBSAN_OPTIONS="halt_on_error=${UBSAN_HALT:-1}:print_stacktrace=1:suppressions=$repo/interop/ubsan.supp"
+# --proxy (anywhere after --asan) picks the reverse-proxy suite; the rest
+# goes to the suite, whose --version names the logs to judge
+args=(--asan)
+for arg in "${@:2}"; do
+    if [ "$arg" = --proxy ]; then
+        suite=proxy_run.py
+    else
+        args+=("$arg")
+    fi
+done
 version=1.26.3
-args=("$@")
 for ((i = 1; i < ${#args[@]}; i++)); do
     [ "${args[i]}" != --version ] || version="${args[i + 1]:-}"
 done
-if [ "${2:-}" = --proxy ]; then
-    suite=proxy_run.py
-    args=(--asan "${args[@]:2}")
+if [ "$suite" = proxy_run.py ]; then
     logs=("$build"/proxy-interop/"$version"-asan/{on,small,big}/logs/error.log)
 else
     logs=("$build"/interop/"$version"-{on,small,off,nomod}/logs/error.log)

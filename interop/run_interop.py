@@ -82,11 +82,7 @@ def main():
     results = Filtered(args.only)
     suites = SUITES[args.version]
     if args.asan:
-        harness.INSTALLS["hpack"] = "hpack-asan"
-        harness.SANITIZED = True
-        # workers close their connections, then exit (LeakSanitizer runs)
-        Server.stop_signal = signal.SIGQUIT
-        Server.stop_timeout = 60
+        harness.use_sanitizer_build()
         suites = tuple(s for s in suites if s not in ASAN_SKIP)
         print("interop: sanitizer build; left out: %s" % ", ".join(ASAN_SKIP))
     start = time.monotonic()
