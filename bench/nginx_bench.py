@@ -233,7 +233,7 @@ class Server(nginx_runner.Nginx):
             self.wrapper = ["valgrind", "--tool=callgrind",
                             "--callgrind-out-file=%s" % callgrind_out,
                             "--compress-strings=no", "--compress-pos=no",
-                            "--cache-sim=yes"]
+                            "--cache-sim=yes", "--dump-instr=yes"]
             self.single_process = True
             self.start_timeout = self.stop_timeout = 60
 
@@ -571,6 +571,7 @@ def callgrind(cfg, out_dir):
                    "\n".join(lines[:140])))
             row["builds"][b] = {
                 "misses": nginx_callgrind.cache_misses(delta, per),
+                "code": nginx_callgrind.code_lines(delta, per),
                 "per_request": delta.total / per,
                 "region": delta.region / per,
                 "breakdown": nginx_callgrind.breakdown(delta, per, limit=40),

@@ -125,6 +125,9 @@ class Profile:
         self.calls = {}
         self.fn_files = defaultdict(set)
         self.object_cost = defaultdict(int)
+        # (object, instruction address) -> executions, when callgrind
+        # dumped per instruction (--dump-instr=yes)
+        self.executions = defaultdict(int)
         self._parse()
 
     def _parse(self):
@@ -135,6 +138,9 @@ class Profile:
         summary = None
         names_ev = ["Ir"]
         miss_idx = []
+        # "positions: instr line": an address, then the line, then costs
+        instr = False
+        first = 1
 
         def name(kind, text):
             m = re.match(r"\((\d+)\)(?: (.*))?$", text)
@@ -150,14 +156,17 @@ class Profile:
                 c = line[:1]
                 if c.isdigit() or c in "+-*":
                     parts = line.split()
-                    if len(parts) < 2:
+                    if len(parts) <= first:
                         continue
-                    pos = int(parts[0]) if parts[0].isdigit() else 0
-                    cost = int(parts[1])
+                    pos = int(parts[first - 1]) \
+                        if parts[first - 1].isdigit() else 0
+                    cost = int(parts[first])
                     if pending is None and miss_idx:
                         self.self_misses[fn] += sum(
-                            int(parts[i + 1]) for i in miss_idx
-                            if i + 1 < len(parts))
+                            int(parts[i + first]) for i in miss_idx
+                            if i + first < len(parts))
+                    if pending is None and instr:
+                        self.executions[(ob, int(parts[0], 16))] += cost
                     if pending is not None:
                         key = (fn, fi or fl, pos, pending[0])
                         slot = self.calls.setdefault(key, [0, 0])
@@ -189,6 +198,10 @@ class Profile:
                     callee = RECURSION_SUFFIX.sub("", name("fn", value))
                 elif key == "calls":
                     pending = (callee, int(value.split()[0]))
+                elif line.startswith("positions:"):
+                    kinds = line.split(":", 1)[1].split()
+                    instr = "instr" in kinds
+                    first = len(kinds)
                 elif line.startswith("events:"):
                     names_ev = line.split(":", 1)[1].split()
                     miss_idx = [i for i, e in enumerate(names_ev)
@@ -320,6 +333,7 @@ class Analysis:
         self.fn_incl = defaultdict(int)
         self.fn_misses = defaultdict(int, profile.self_misses)
         self.events = dict(profile.events)
+        self.executions = defaultdict(int, profile.executions)
         self.filter_ranges = {}
         self.warnings = set()
         self._run(profile)
@@ -413,7 +427,7 @@ class Analysis:
         d.events = {k: v - other.events.get(k, 0)
                     for k, v in self.events.items()}
         for attr in ("region_self", "region_calls", "fn_self", "fn_incl",
-                     "fn_misses"):
+                     "fn_misses", "executions"):
             a, b = getattr(self, attr), getattr(other, attr)
             out = defaultdict(int)
             for k in set(a) | set(b):
@@ -464,6 +478,26 @@ def cache_misses(delta, per):
             / per}
 
 
+def code_lines(delta, per, line=64):
+    """The code a request runs, in cache lines: the 64-octet lines of
+    instructions executed, on average, at least once per request (the
+    difference of two runs under --dump-instr=yes), in all and per ELF
+    object; None without per-instruction counts.  Where the request's code
+    does not fit the simulated I1 (cold connections), each such line is
+    about one I1 miss per request."""
+    if not delta.executions:
+        return None
+    runs = defaultdict(int)                 # (object, line) -> executions
+    for (obj, addr), n in delta.executions.items():
+        key = (obj, addr // line)
+        runs[key] = max(runs[key], n)
+    lines = defaultdict(int)
+    for (obj, _), n in runs.items():
+        if n >= per:
+            lines[os.path.basename(obj or "?")] += 1
+    return {"lines": sum(lines.values()), "by_object": dict(lines)}
+
+
 def hot_functions(delta, per, limit=25, inclusive=False, misses=False):
     table = delta.fn_incl if inclusive else delta.fn_self
     if misses:
@@ -506,6 +540,13 @@ def summary_text(title, delta, per, lo_hi):
                   "", "functions with the most L1 misses per request "
                   "(I1mr + D1mr + D1mw, self):", ""]
         lines += hot_functions(delta, per, limit=15, misses=True)
+    c = code_lines(delta, per)
+    if c:
+        lines += ["", "code run per request (64-octet lines of instructions "
+                  "executed at least once a request on average): %d, "
+                  "%.1f KiB" % (c["lines"], c["lines"] / 16.0), ""]
+        lines += ["%10d  %s" % (n, obj) for obj, n in
+                  sorted(c["by_object"].items(), key=lambda t: -t[1])]
     return "\n".join(lines) + "\n"
 
 

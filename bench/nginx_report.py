@@ -10,6 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import nginx_memory                                  # noqa: E402
+from nginx_runner import MODULE_SO                   # noqa: E402
 
 # Targets of the issue, and stock's figures measured before this harness.
 TARGETS = {
@@ -345,12 +346,17 @@ def callgrind_table(data):
         return []
     sim = all(c["builds"][b].get("misses") for c in data["callgrind"]
               for b in c["builds"])
+    code = all(c["builds"][b].get("code") for c in data["callgrind"]
+               for b in c["builds"])
     out = ["| workload (h2c) | stock instr/request | module | module/stock | "
            "stock header compression | module | module/stock |"
            + (" L1 misses/request stock -> module | last-level misses |"
-              if sim else ""),
+              if sim else "")
+           + (" code run/request, KiB, stock -> module (the module's "
+              "own) |" if code else ""),
            "|---|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if sim
-                                                   else "")]
+                                                   else "")
+           + ("---:|" if code else "")]
     for c in data["callgrind"]:
         s, m = c["builds"]["stock"], c["builds"]["module"]
         line = ("| `%s` %s, %s | %s | %s | %.3f | %s | %s | **%.3f** |"
@@ -364,6 +370,11 @@ def callgrind_table(data):
             line += " %s -> %s | %s -> %s |" % tuple(
                 fmt(max(0.0, x[k]), d) for k, d in (("l1", 0), ("ll", 1))
                 for x in (s["misses"], m["misses"]))
+        if code:
+            own = m["code"]["by_object"].get(MODULE_SO, 0)
+            line += " %.1f -> %.1f (%.1f) |" % (
+                s["code"]["lines"] / 16.0, m["code"]["lines"] / 16.0,
+                own / 16.0)
         out.append(line)
     return out
 
