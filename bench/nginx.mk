@@ -29,11 +29,11 @@ NGX_BENCH_SHOWN  := make bench$(if $(filter 1,$(QUICK)), QUICK=1)$(if \
         bench-stock-cost
 
 # Every workload over h2c and TLS, 9 A/B pairs, callgrind, the report and
-# plots in bench/results/<date>/ (about 8 minutes); QUICK=1: h2c, 2 pairs,
-# few requests, into build/bench/nginx/quick/ (under a minute).  The
-# script's last phase is the reverse-proxy workload (interop/proxy_bench.py),
-# kept in the same report: req/s, worker CPU, header bytes per response, and
-# instructions per request under callgrind.
+# plots in bench/results/<date>/ (about 19 minutes); QUICK=1: h2c, 2 pairs,
+# few requests, 200 connections held open, into build/bench/nginx/quick/
+# (about 2 minutes).  The script's last phase is the reverse-proxy workload
+# (interop/proxy_bench.py), kept in the same report: req/s, worker CPU,
+# header bytes per response, and instructions per request under callgrind.
 ## the module against stock nginx: h2load A/B pairs, callgrind, report (QUICK=1: smoke)
 bench: deps $(NGX_BENCH_NGINX)
 	BUILD=$(BUILD) $(NGX_BENCH) $(NGX_BENCH_FLAGS) \

@@ -139,6 +139,7 @@ FULL = {
     "cg_header_sets_cold": ["browser"],
     "cg_locations_cold": ["tiny", "static", "headers"],
     "weight_repeats": 3,        # servers per point of the weight phase
+    "weight_connections": 1000,  # connections held open per point
 }
 QUICK = dict(FULL, **{
     "pairs": 2,
@@ -153,6 +154,7 @@ QUICK = dict(FULL, **{
     "locations": ["tiny", "headers"],
     "cg_locations_cold": ["headers"],
     "weight_repeats": 1,
+    "weight_connections": 200,
 })
 
 H2LOAD_TIMEOUT = 180
@@ -652,7 +654,7 @@ def weight(cfg):
     return nginx_memory.weights(
         lambda b, size: Server(b, weight_size=size), BUILDS,
         LOCATIONS["headers"], BROWSER_HEADERS, repeats=cfg["weight_repeats"],
-        log=log)
+        count=cfg["weight_connections"], log=log)
 
 
 def proxy_workload(quick):
@@ -786,7 +788,7 @@ def main():
             data["callgrind"] = callgrind(cfg, staging)
         if args.only in (None, "memory"):
             log("weight: worker memory per connection, %d held open"
-                % nginx_memory.CONNECTIONS)
+                % cfg["weight_connections"])
             data["weight"] = weight(cfg)
         if args.only in (None, "proxy") and VERSION != "1.26.3":
             log("the reverse-proxy workload runs on 1.26.3 only: left out")

@@ -111,7 +111,8 @@ def weights(make_server, builds, path, headers, repeats=3,
                     if problems:
                         raise RuntimeError("%s: %s" % (build, problems[0]))
                 rows.append({"build": build, "size": size, "state": state,
-                             "kib": statistics.median(runs), "runs": runs})
+                             "kib": statistics.median(runs), "runs": runs,
+                             "connections": count})
                 log("weight: %-6s table %5d, %s: %.2f KiB per connection "
                     "(%s)" % (build, size, state, rows[-1]["kib"],
                               ", ".join("%.2f" % r for r in runs)))
@@ -130,11 +131,17 @@ def find(rows, build, size, state):
     return None
 
 
-def table(rows, count=CONNECTIONS):
+def table(rows):
     """The markdown table: KiB per connection, stock and module, and the
-    module's excess."""
-    out = ["| table size | state | stock KiB | module KiB | module - stock |",
-           "|---:|---|---:|---:|---:|"]
+    module's excess; a note above it when fewer connections than
+    CONNECTIONS were held (make bench QUICK=1)."""
+    out = []
+    count = rows[0].get("connections", CONNECTIONS) if rows else CONNECTIONS
+    if count != CONNECTIONS:
+        out += ["%d connections held open, not %d: a smoke run's figures."
+                % (count, CONNECTIONS), ""]
+    out += ["| table size | state | stock KiB | module KiB | module - stock |",
+            "|---:|---|---:|---:|---:|"]
     for size in SIZES:
         for state in STATES:
             s = find(rows, "stock", size, state)
