@@ -20,7 +20,8 @@ per response (h2load's header traffic / responses).  --callgrind runs each
 build once more under valgrind (single process) and counts instructions per
 request: all of nginx, and inclusive of ngx_http_v2_header_filter (where
 the response header block is encoded), and, with callgrind's simulation of
-this machine's caches (as make bench's), L1 misses per request.
+this machine's caches (as make bench's), L1 misses per request and the
+code a request runs (bench/nginx_callgrind.py's code_lines()).
 
 Access logs are off in both proxies (the module's $hpack_ variables would
 otherwise cost it more log bytes than stock).  Prints PASS/FAIL lines for
@@ -45,6 +46,9 @@ import nginx_runner
 from harness import PORT_SHIFT, Failure, Results, check, info
 import proxy_common as pc
 from proxy_common import upstream
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+import nginx_callgrind                               # noqa: E402
 
 ORIGIN_PORT = 19602 + PORT_SHIFT
 PORTS = {k: p + PORT_SHIFT for k, p in
@@ -117,12 +121,14 @@ def measure(server, uris, args):
 
 def callgrind(server, uris, requests, out_dir):
     """Instructions per request of one nginx process (master_process off)
-    under callgrind, after a warm-up; inclusive of the header filter; and
-    L1 misses (I1mr + D1mr + D1mw) per request."""
+    under callgrind, after a warm-up; inclusive of the header filter; L1
+    misses (I1mr + D1mr + D1mw) per request; and the code a request runs,
+    in 64-octet lines, in all and in the module's object."""
     out_dir.mkdir(parents=True, exist_ok=True)
     for f in out_dir.glob("callgrind.out.*"):
         f.unlink()
     server.wrapper = ["valgrind", "--tool=callgrind", "--cache-sim=yes",
+                      "--dump-instr=yes", "--compress-pos=no",
                       "--callgrind-out-file=%s/callgrind.out.%%p" % out_dir]
     server.single_process = True
     server.start_timeout = server.stop_timeout = 60
@@ -154,7 +160,13 @@ def callgrind(server, uris, requests, out_dir):
 
     def num(m):
         return int(m.group(1).replace(",", "")) if m else None
+    code = nginx_callgrind.code_lines(nginx_callgrind.Profile(dumps[0]),
+                                      r["done"])
     return {"requests": r["done"],
+            "code_lines_per_request": code["lines"] if code else None,
+            "module_code_lines_per_request":
+                code["by_object"].get(nginx_runner.MODULE_SO, 0)
+                if code else None,
             "l1_misses_per_request": l1_misses(dumps[0]) / r["done"],
             "ir_per_request": num(total) / r["done"],
             "header_filter_ir_per_request":
@@ -338,15 +350,19 @@ def markdown(report):
     if report["callgrind"]:
         out += ["", "| callgrind, %d requests | instructions/request "
                 "(nginx) | in ngx_http_v2_header_filter | L1 misses/request "
-                "(cache simulation) |"
-                % cfg["cg_requests"], "|---|---:|---:|---:|"]
+                "(cache simulation) | code run/request, KiB (the module's "
+                "own) |"
+                % cfg["cg_requests"], "|---|---:|---:|---:|---:|"]
         for k, c in report["callgrind"].items():
-            out.append("| %s | %.0f | %s | %s |" % (
+            out.append("| %s | %.0f | %s | %s | %s |" % (
                 k, c["ir_per_request"],
                 "%.0f" % c["header_filter_ir_per_request"]
                 if c["header_filter_ir_per_request"] else "?",
                 "%.0f" % c["l1_misses_per_request"]
-                if c.get("l1_misses_per_request") else "?"))
+                if c.get("l1_misses_per_request") else "?",
+                "%.1f (%.1f)" % (c["code_lines_per_request"] / 16.0,
+                                 c["module_code_lines_per_request"] / 16.0)
+                if c.get("code_lines_per_request") else "?"))
     return out
 
 
