@@ -103,7 +103,8 @@ def base_name(fn):
 # ------------------------------------------------------------------ parsing
 
 class Profile:
-    """One callgrind output file (Ir only).
+    """One callgrind output file: its instructions (Ir), and what the
+    cache simulation and the per-instruction dump add when they ran.
 
     self_cost[(fn, file, line)]            instructions executed in fn,
                                            attributed to that source line
@@ -113,6 +114,10 @@ class Profile:
     object_cost[object]                    self instructions of each ELF
                                            object (callgrind's ob=), inlined
                                            code included
+    self_misses[fn]                        L1 misses (--cache-sim=yes)
+    executions[(object, address)]          times each instruction ran
+                                           (--dump-instr=yes
+                                           --compress-pos=no)
     """
 
     def __init__(self, path):
@@ -126,7 +131,8 @@ class Profile:
         self.fn_files = defaultdict(set)
         self.object_cost = defaultdict(int)
         # (object, instruction address) -> executions, when callgrind
-        # dumped per instruction (--dump-instr=yes)
+        # dumped per instruction with absolute positions (--dump-instr=yes
+        # --compress-pos=no)
         self.executions = defaultdict(int)
         self._parse()
 
@@ -165,7 +171,7 @@ class Profile:
                         self.self_misses[fn] += sum(
                             int(parts[i + first]) for i in miss_idx
                             if i + first < len(parts))
-                    if pending is None and instr:
+                    if pending is None and instr and c == "0":
                         self.executions[(ob, int(parts[0], 16))] += cost
                     if pending is not None:
                         key = (fn, fi or fl, pos, pending[0])
