@@ -139,7 +139,7 @@ FULL = {
     "cg_header_sets_cold": ["browser"],
     "cg_locations_cold": ["tiny", "static", "headers"],
     "weight_repeats": 3,        # servers per point of the weight phase
-    "weight_connections": 1000,  # connections held open per point
+    "weight_connections": nginx_memory.CONNECTIONS,  # held open per point
 }
 QUICK = dict(FULL, **{
     "pairs": 2,

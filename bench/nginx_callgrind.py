@@ -488,9 +488,9 @@ def code_lines(delta, per, line=64):
     """The code a request runs, in cache lines: the 64-octet lines of
     instructions executed, on average, at least once per request (the
     difference of two runs under --dump-instr=yes), in all and per ELF
-    object; None without per-instruction counts.  Where the request's code
-    does not fit the simulated I1 (cold connections), each such line is
-    about one I1 miss per request."""
+    object, as lines and as KiB; None without per-instruction counts.
+    Where the request's code does not fit the simulated I1 (cold
+    connections), each such line is about one I1 miss per request."""
     if not delta.executions:
         return None
     runs = defaultdict(int)                 # (object, line) -> executions
@@ -501,7 +501,11 @@ def code_lines(delta, per, line=64):
     for (obj, _), n in runs.items():
         if n >= per:
             lines[os.path.basename(obj or "?")] += 1
-    return {"lines": sum(lines.values()), "by_object": dict(lines)}
+    total = sum(lines.values())
+    return {"lines": total, "by_object": dict(lines),
+            "kib": total * line / 1024.0,
+            "kib_by_object": {obj: n * line / 1024.0
+                              for obj, n in lines.items()}}
 
 
 def hot_functions(delta, per, limit=25, inclusive=False, misses=False):
@@ -550,7 +554,7 @@ def summary_text(title, delta, per, lo_hi):
     if c:
         lines += ["", "code run per request (64-octet lines of instructions "
                   "executed at least once a request on average): %d, "
-                  "%.1f KiB" % (c["lines"], c["lines"] / 16.0), ""]
+                  "%.1f KiB" % (c["lines"], c["kib"]), ""]
         lines += ["%10d  %s" % (n, obj) for obj, n in
                   sorted(c["by_object"].items(), key=lambda t: -t[1])]
     return "\n".join(lines) + "\n"

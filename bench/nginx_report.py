@@ -371,10 +371,9 @@ def callgrind_table(data):
                 fmt(max(0.0, x[k]), d) for k, d in (("l1", 0), ("ll", 1))
                 for x in (s["misses"], m["misses"]))
         if code:
-            own = m["code"]["by_object"].get(MODULE_SO, 0)
             line += " %.1f -> %.1f (%.1f) |" % (
-                s["code"]["lines"] / 16.0, m["code"]["lines"] / 16.0,
-                own / 16.0)
+                s["code"]["kib"], m["code"]["kib"],
+                m["code"]["kib_by_object"].get(MODULE_SO, 0.0))
         out.append(line)
     return out
 

@@ -160,14 +160,17 @@ def callgrind(server, uris, requests, out_dir):
 
     def num(m):
         return int(m.group(1).replace(",", "")) if m else None
-    code = nginx_callgrind.code_lines(nginx_callgrind.Profile(dumps[0]),
-                                      r["done"])
+    profile = nginx_callgrind.Profile(dumps[0])
+    misses = nginx_callgrind.cache_misses(profile, r["done"])
+    if not misses:
+        raise Failure("%s: no cache simulation totals" % dumps[0])
+    code = nginx_callgrind.code_lines(profile, r["done"])
     return {"requests": r["done"],
-            "code_lines_per_request": code["lines"] if code else None,
-            "module_code_lines_per_request":
-                code["by_object"].get(nginx_runner.MODULE_SO, 0)
+            "code_kib_per_request": code["kib"] if code else None,
+            "module_code_kib_per_request":
+                code["kib_by_object"].get(nginx_runner.MODULE_SO, 0.0)
                 if code else None,
-            "l1_misses_per_request": l1_misses(dumps[0]) / r["done"],
+            "l1_misses_per_request": misses["l1"],
             "ir_per_request": num(total) / r["done"],
             "header_filter_ir_per_request":
                 (num(filt) / r["done"]) if filt else None,
@@ -295,22 +298,6 @@ def summarize(args, runs):
     return summary
 
 
-def l1_misses(dump):
-    """I1mr + D1mr + D1mw of a callgrind dump: its totals line, by the
-    events line's names."""
-    names = totals = None
-    with open(dump, errors="replace") as f:
-        for line in f:
-            if line.startswith("events:"):
-                names = line.split(":", 1)[1].split()
-            elif line.startswith(("summary:", "totals:")):
-                totals = [int(v) for v in line.split(":", 1)[1].split()]
-    if not names or not totals or "D1mr" not in names:
-        raise Failure("%s: no cache simulation totals" % dump)
-    events = dict(zip(names, totals))
-    return events["I1mr"] + events["D1mr"] + events["D1mw"]
-
-
 def callgrind_both(args, report):
     for k in ("stock", args.kind):
         s = pc.ProxyServer(k, PORTS[k], ORIGIN_PORT,
@@ -360,9 +347,9 @@ def markdown(report):
                 if c["header_filter_ir_per_request"] else "?",
                 "%.0f" % c["l1_misses_per_request"]
                 if c.get("l1_misses_per_request") else "?",
-                "%.1f (%.1f)" % (c["code_lines_per_request"] / 16.0,
-                                 c["module_code_lines_per_request"] / 16.0)
-                if c.get("code_lines_per_request") else "?"))
+                "%.1f (%.1f)" % (c["code_kib_per_request"],
+                                 c["module_code_kib_per_request"])
+                if c.get("code_kib_per_request") else "?"))
     return out
 
 
