@@ -576,6 +576,7 @@ def callgrind(cfg, out_dir):
                 "code": nginx_callgrind.code_lines(delta, per),
                 "per_request": delta.total / per,
                 "region": delta.region / per,
+                "parts": nginx_callgrind.parts(delta, per),
                 "breakdown": nginx_callgrind.breakdown(delta, per, limit=40),
                 "hot_self": nginx_callgrind.hot_functions(delta, per),
                 "warnings": sorted(delta.warnings),

@@ -91,6 +91,12 @@ EXCLUDED_CALLEES = {
     "ngx_destroy_pool",
 }
 
+# The parts the region of the module's build splits into (parts()), and
+# their names in the reports.
+PARTS = ("glue", "codec", "nginx", "libc")
+PART_NAMES = {"glue": "the module's glue", "codec": "the codec",
+              "nginx": "nginx's functions", "libc": "the C library"}
+
 CLONE_SUFFIX = re.compile(r"(\.(part|isra|constprop|cold|lto_priv)\.\d+)+$")
 RECURSION_SUFFIX = re.compile(r"'\d+$")
 
@@ -472,6 +478,31 @@ def breakdown(delta, per, limit=30):
     return out
 
 
+def part_of(name):
+    """Which part of the module's build a region line or callee is (PARTS):
+    the module's C glue (ngx_http_hpack_*), the codec (hpack_*, hpack::*,
+    the C++ classes), nginx's own functions (its hook points, the patch's
+    ngx_http_v2_hpack_* wrappers of stock's code, whatever the glue calls
+    in nginx), or the C library."""
+    base = base_name(name.split(" (", 1)[0])
+    if base.startswith("ngx_http_hpack_"):
+        return "glue"
+    if base.startswith("hpack"):
+        return "codec"
+    if base.startswith("ngx_"):
+        return "nginx"
+    return "libc"
+
+
+def parts(delta, per):
+    """The region's instructions per request by part (part_of())."""
+    out = dict.fromkeys(PARTS, 0.0)
+    for table in (delta.region_self, delta.region_calls):
+        for name, cost in table.items():
+            out[part_of(name)] += cost / per
+    return out
+
+
 def cache_misses(delta, per):
     """L1 (I1mr + D1mr + D1mw) and last-level (ILmr + DLmr + DLmw) misses
     per request, when callgrind simulated the caches."""
@@ -526,6 +557,9 @@ def summary_text(title, delta, per, lo_hi):
              "header compression:      %.1f  (%.1f%%)"
              % (delta.region / per,
                 100.0 * delta.region / max(delta.total, 1)),
+             "  by part:              %s" % ", ".join(
+                 "%s %.1f" % (PART_NAMES[k], v)
+                 for k, v in parts(delta, per).items()),
              ""]
     for path, r in sorted(delta.filter_ranges.items()):
         if r:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import nginx_callgrind                               # noqa: E402
 import nginx_memory                                  # noqa: E402
 from nginx_runner import MODULE_SO                   # noqa: E402
 
@@ -693,6 +694,31 @@ def method_section(data):
            line=line, stock=stock, hpack=hpack)
 
 
+def parts_table(data):
+    """The module's header compression by part (nginx_callgrind.parts()),
+    per callgrind workload; nothing for results that predate the split."""
+    rows = [c for c in data["callgrind"] if "parts" in c["builds"]["module"]]
+    if not rows or len(rows) != len(data["callgrind"]):
+        return []
+    names = [nginx_callgrind.PART_NAMES[k] for k in nginx_callgrind.PARTS]
+    out = ["The module's build's header compression by part, instructions "
+           "per request: the module's own C (`ngx_http_hpack_*`), the codec "
+           "(`hpack_*`, `hpack::*`), nginx's functions (its hook points and "
+           "what the glue calls in nginx: the pseudo-header parser, the "
+           "cookie and `headers_in` handlers, the pool) and the C library.",
+           "",
+           "| workload (h2c) | stock | module | " + " | ".join(names) + " |",
+           "|---|---:|---:|" + "---:|" * len(names)]
+    for c in rows:
+        p = c["builds"]["module"]["parts"]
+        out.append("| `%s` %s, %s | %s | %s | %s |" % (
+            LOCATION_PATH[c["location"]], c["headers"], c["conn"],
+            fmt(c["builds"]["stock"]["region"]),
+            fmt(c["builds"]["module"]["region"]),
+            " | ".join(fmt(p[k]) for k in nginx_callgrind.PARTS)))
+    return out + [""]
+
+
 def breakdown_section(data):
     out = []
     for loc, conn in (("headers", "warm"), ("tiny", "warm"),
@@ -812,6 +838,7 @@ def write(out_dir, readme=None):
                       "(inlined code included), `-> name` a call from them, "
                       "inclusive." % "; ".join(r[0] for r in missed))
             md.append("")
+        md += parts_table(data)
         md += breakdown_section(data)
     if data.get("problems"):
         md += ["## nginx error-log alerts during the run", ""]
