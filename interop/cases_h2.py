@@ -2,6 +2,8 @@
 check, header by header, what nginx saw and what the client decoded.
 """
 
+import email.utils
+import os
 import random
 import string
 import time
@@ -312,6 +314,44 @@ def odd_status_codes(server):
     info("%d responses" % (2 * len(cases)))
 
 
+# Times for last_modified_of_static_files(): 32 s apart (one slot of the
+# module's per-worker cache of Last-Modified texts, which maps a time to
+# ngx_uint_t t % 32), the epoch (the slot of an empty cache's time 0), one
+# past 2038, and one second after another.
+FILE_TIMES = [1700000000, 1700000032, 1700000064, 0, 2200000000, 1700000001]
+
+
+def last_modified_of_static_files(server):
+    """Last-Modified of static files with the times above, on one
+    connection, in three orders: each the HTTP date of its file's time,
+    whichever file the response before it came from."""
+    root = server.prefix / "html" / "times"
+    root.mkdir(parents=True, exist_ok=True)
+    want = {}
+    for i, t in enumerate(FILE_TIMES):
+        f = root / ("f%d" % i)
+        f.write_bytes(b"%d\n" % i)
+        os.utime(f, (t, t))
+        t = int(f.stat().st_mtime)          # what the file system kept
+        want["/times/f%d" % i] = email.utils.formatdate(t, usegmt=True)
+    paths = sorted(want)
+    rng = random.Random(7)
+    orders = [paths, paths[::-1], rng.sample(paths * 2, 2 * len(paths))]
+    c = RawH2(server.h2c_port)
+    try:
+        for path in (p for order in orders for p in order):
+            r = c.get(request_headers(server, path))
+            hs = dict(as_str(r.headers))
+            check(hs.get(":status") == "200"
+                  and hs.get("last-modified") == want[path],
+                  "GET %s: :status %r, last-modified %r; expected 200, %r"
+                  % (path, hs.get(":status"), hs.get("last-modified"),
+                     want[path]))
+    finally:
+        c.close()
+    info("%d responses, %d files" % (sum(map(len, orders)), len(paths)))
+
+
 def register_h2(results, server):
     L = server.label
     results.run(L, "h2_1000_requests_one_connection_nginx_sees_exact_"
@@ -323,6 +363,8 @@ def register_h2(results, server):
                 big_response_blocks, server)
     results.run(L, "status_codes_outside_the_static_table_and_content_"
                 "lengths_are_written_whole", odd_status_codes, server)
+    results.run(L, "last_modified_of_static_files_is_each_file_s_own_time",
+                last_modified_of_static_files, server)
     if not server.version.startswith("1.22."):
         # nginx refuses streams beyond 2 x 128 per read since 1.25.3
         results.run(L, "refused_streams_still_feed_the_request_table",

@@ -23,6 +23,24 @@
 #define NGX_HTTP_HPACK_LOCAL_FIELDS  32
 
 
+/*
+ * Last-Modified as ngx_http_time() writes it, for the times of the
+ * responses before (ngx_http_hpack_http_time()): direct-mapped on the
+ * time, per worker
+ */
+
+#define NGX_HTTP_HPACK_HTTP_TIMES    32
+
+typedef struct {
+    time_t                      time;
+    u_char                      len;        /* 0: the slot is empty */
+    u_char                      text[sizeof("Wed, 31 Dec 1986 18:00:00 GMT")];
+} ngx_http_hpack_http_time_t;
+
+static ngx_http_hpack_http_time_t
+    ngx_http_hpack_http_times[NGX_HTTP_HPACK_HTTP_TIMES];
+
+
 #define ngx_http_hpack_field(hd, name, value, value_len)                      \
     ngx_http_hpack_set_field(hd, (u_char *) name, sizeof(name) - 1, value,    \
                              value_len)
@@ -31,6 +49,7 @@ static ngx_inline void ngx_http_hpack_set_field(hpack_header_t *hd,
     u_char *name, size_t name_len, u_char *value, size_t value_len);
 static void ngx_http_hpack_server(ngx_http_request_t *r,
     ngx_http_hpack_main_conf_t *hmcf, hpack_header_t *hd);
+static ngx_http_hpack_http_time_t *ngx_http_hpack_http_time(time_t t);
 static ngx_int_t ngx_http_hpack_content_type(ngx_http_request_t *r,
     hpack_header_t *hd);
 static ngx_int_t ngx_http_hpack_encode_list(ngx_http_request_t *r,
@@ -80,17 +99,17 @@ ngx_int_t
 ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
     u_char **end)
 {
-    size_t                  len;
-    ngx_uint_t              n;
-    hpack_header_t         *hs, *hd;
-    ngx_list_part_t        *part;
-    ngx_http_hpack_conn_t  *hc;
-    hpack_header_t          local[NGX_HTTP_HPACK_LOCAL_FIELDS];
+    size_t                       len;
+    ngx_uint_t                   n;
+    hpack_header_t              *hs, *hd;
+    ngx_list_part_t             *part;
+    ngx_http_hpack_conn_t       *hc;
+    ngx_http_hpack_http_time_t  *modified;
+    hpack_header_t               local[NGX_HTTP_HPACK_LOCAL_FIELDS];
 
     /* the values made here are needed only while the block is encoded */
-    u_char                  status[NGX_INT_T_LEN];
-    u_char                  length[NGX_OFF_T_LEN];
-    u_char                  modified[sizeof("Wed, 31 Dec 1986 18:00:00 GMT")];
+    u_char                       status[NGX_INT_T_LEN];
+    u_char                       length[NGX_OFF_T_LEN];
 
     hc = r->stream->connection->hpack_ctx;
 
@@ -152,9 +171,10 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
     if (r->headers_out.last_modified == NULL
         && r->headers_out.last_modified_time != -1)
     {
-        len = ngx_http_time(modified, r->headers_out.last_modified_time)
-              - modified;
-        ngx_http_hpack_field(hd, "last-modified", modified, len);
+        modified = ngx_http_hpack_http_time(
+                                         r->headers_out.last_modified_time);
+        ngx_http_hpack_field(hd, "last-modified", modified->text,
+                             modified->len);
         hd++;
     }
 
@@ -198,6 +218,33 @@ ngx_http_hpack_set_field(hpack_header_t *hd, u_char *name, size_t name_len,
     hd->value_literal = NULL;
     hd->value_literal_len = 0;
     hd->flags = 0;
+}
+
+
+/*
+ * A static file's Last-Modified is the same text on every response, and
+ * ngx_http_time() takes about 1,200 instructions to write it (ngx_gmtime(),
+ * ngx_sprintf()) where a slot that holds it takes a compare.  The text is
+ * a function of the time alone, so a slot is never stale; one of a worker's
+ * 32 (1,280 octets) per time, the next time in that slot overwrites it.
+ * The text stays put until the block is encoded: a worker writes one block
+ * at a time.
+ */
+
+static ngx_http_hpack_http_time_t *
+ngx_http_hpack_http_time(time_t t)
+{
+    ngx_http_hpack_http_time_t  *slot;
+
+    slot = &ngx_http_hpack_http_times[(ngx_uint_t) t
+                                      % NGX_HTTP_HPACK_HTTP_TIMES];
+
+    if (slot->len == 0 || slot->time != t) {
+        slot->time = t;
+        slot->len = (u_char) (ngx_http_time(slot->text, t) - slot->text);
+    }
+
+    return slot;
 }
 
 
