@@ -314,11 +314,11 @@ def odd_status_codes(server):
     info("%d responses" % (2 * len(cases)))
 
 
-# Times for last_modified_of_static_files(): 32 s apart (one slot of the
-# module's per-worker cache of Last-Modified texts, which maps a time to
-# ngx_uint_t t % 32), the epoch (the slot of an empty cache's time 0), one
-# past 2038, and one second after another.
-FILE_TIMES = [1700000000, 1700000032, 1700000064, 0, 2200000000, 1700000001]
+# Times for last_modified_of_static_files(), the first asked for first:
+# the epoch (time 0, which an empty slot of the module's per-worker cache
+# of Last-Modified texts also holds), three 32 s apart (ngx_uint_t t % 32:
+# the epoch's slot too), one past 2038, and one a second after another.
+FILE_TIMES = [0, 1700000000, 1700000032, 1700000064, 2200000000, 1700000001]
 
 
 def last_modified_of_static_files(server):
