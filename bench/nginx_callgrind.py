@@ -487,7 +487,8 @@ def part_of(name):
     base = base_name(name.split(" (", 1)[0])
     if base.startswith("ngx_http_hpack_"):
         return "glue"
-    if base.startswith("hpack"):
+    # a C++ template's name opens with its return type ("void hpack::...")
+    if re.match(r"(?:[\w:<>*&]+ )?hpack", base):
         return "codec"
     if base.startswith("ngx_"):
         return "nginx"
