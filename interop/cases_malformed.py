@@ -168,6 +168,43 @@ MSIE6 = b"Mozilla/4.0 (compatible; MSIE 6.0; Windows NT 5.1)"
 FIREFOX = b"Mozilla/5.0 (X11; Linux x86_64; rv:121.0) Gecko/20100101"
 U = "underscores.test"
 
+# One of each class ngx_http_process_user_agent() makes (MSIE 6 without
+# and with SV1, MSIE 5.5 and 8, Opera posing as MSIE, Chrome, Safari,
+# Firefox, Konqueror, none), for /ua.
+USER_AGENTS = [
+    MSIE6,
+    b"Mozilla/4.0 (compatible; MSIE 6.0; Windows NT 5.1; SV1)",
+    b"Mozilla/4.0 (compatible; MSIE 5.5; Windows 98)",
+    b"Mozilla/4.0 (compatible; MSIE 8.0; Windows NT 6.1; Trident/4.0)",
+    b"Mozilla/4.0 (compatible; MSIE 6.0; Windows NT 5.1; en) Opera 8.50",
+    b"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 "
+    b"(KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36",
+    b"Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 "
+    b"(KHTML, like Gecko) Version/17.5 Safari/605.1.15",
+    FIREFOX,
+    b"Mozilla/5.0 (compatible; Konqueror/4.5; Linux) KHTML/4.5.5",
+    b"curl/8.5.0",
+]
+
+
+def ua_block(server, user_agent=None):
+    """GET /ua accepting gzip, then the user-agent as a new entry (or, with
+    none, index 62: the entry the block before made)."""
+    return (b"\x82\x86" + b"\x04" + lit(b"/ua") + b"\x01"
+            + lit(server.authority.encode()) + b"\x00"
+            + lit(b"accept-encoding") + lit(b"gzip")
+            + (inc(b"user-agent", user_agent) if user_agent else idx(62)))
+
+
+def ua_sequence():
+    """Each user-agent entered, indexed, and entered again (a new entry,
+    whose class the connection has not seen but the worker has)."""
+    out = []
+    for ua in USER_AGENTS:
+        out += [lambda s, ua=ua: ua_block(s, ua), lambda s: ua_block(s),
+                lambda s, ua=ua: ua_block(s, ua)]
+    return out
+
 # name: (what, [block builders, one request each, on one connection])
 SEQUENCES = {
     "uppercase_name": ("X-H00 as a literal, then indexed", [
@@ -212,6 +249,14 @@ SEQUENCES = {
             lambda s: echo_base(s) + inc(b"user-agent", FIREFOX),
             lambda s: echo_base(s) + idx(62),
             lambda s: echo_base(s) + idx(63)]),
+    # twice, the second time on a new connection: every class the worker
+    # has met before
+    "user_agent_classes": (
+        "10 user-agents (MSIE, Opera, Chrome, Safari, Firefox, Konqueror, "
+        "curl) to /ua, each entered, indexed and entered again ($msie, "
+        "the 404 page's padding, gzip_disable msie6)", ua_sequence()),
+    "user_agent_classes_again": (
+        "the same on a new connection", ua_sequence()),
     "cookie_crumbs_indexed": ("two cookie crumbs, then both indexed", [
         lambda s: echo_base(s) + inc(b"cookie", b"a=1") + inc(b"cookie",
                                                                b"b=2"),
@@ -272,6 +317,11 @@ def answer(c, sid):
                 seen.append("%s=%s" % (n.decode()[7:], v if len(v) < 24
                                        else "%s..(%d)" % (v[:8], len(v))))
         o += " [%s]" % " ".join(seen)
+        if r.status == 404:
+            # nginx's own error page: its padding and gzip follow the
+            # user-agent's class
+            o += " %d octets%s" % (len(r.body), " gzip" if r.header(
+                "content-encoding") == "gzip" else "")
     return o
 
 

@@ -5,7 +5,8 @@
  * the request side treats apart) and the validity of names and values, by
  * the rules of ngx_http_v2_validate_header().  The request side keeps them
  * in a dynamic entry's memo (ngx_http_hpack_request.c); the static table's
- * are computed here once per cycle.
+ * are computed here once per cycle.  What the user-agent handler made of a
+ * value is kept here per worker, for the connections that send it after.
  */
 
 
@@ -16,10 +17,30 @@
 #include "ngx_http_hpack_module.h"
 
 
+/*
+ * The user-agent classes a worker found (ngx_http_hpack_ua_seen()): 16
+ * slots of 256 octets, direct-mapped on a hash of the value
+ */
+
+#define NGX_HTTP_HPACK_UA_SLOTS  16
+#define NGX_HTTP_HPACK_UA_LEN    254
+
+typedef struct {
+    u_char                      ua;         /* 0: the slot is empty */
+    u_char                      len;
+    u_char                      value[NGX_HTTP_HPACK_UA_LEN];
+} ngx_http_hpack_ua_slot_t;
+
+
 #if defined(__SSE2__)
 static ngx_uint_t ngx_http_hpack_validate_long(const u_char *value,
     size_t len) ngx_http_hpack_noinline;
 #endif
+static ngx_http_hpack_ua_slot_t *ngx_http_hpack_ua_slot(ngx_str_t *value);
+
+
+static ngx_http_hpack_ua_slot_t
+    ngx_http_hpack_ua_slots[NGX_HTTP_HPACK_UA_SLOTS];
 static ngx_int_t ngx_http_hpack_static_string(ngx_pool_t *pool,
     ngx_str_t *dst, ngx_str_t *src);
 
@@ -176,6 +197,89 @@ ngx_http_hpack_validate_long(const u_char *value, size_t len)
 }
 
 #endif
+
+
+/*
+ * What ngx_http_process_user_agent() made of a value the worker's slots
+ * hold (NGX_HTTP_HPACK_UA_*), or 0.  A new connection's first user-agent
+ * is mostly one the worker has classified before, and the handler's
+ * searches for "MSIE ", "Opera", "Gecko/", "Chrome/", "Safari/" take about
+ * 2,700 instructions a browser's value where this takes a hash and a
+ * compare; the class is a function of the value alone, as the memo's is.
+ */
+
+ngx_uint_t
+ngx_http_hpack_ua_seen(ngx_str_t *value)
+{
+    ngx_http_hpack_ua_slot_t  *slot;
+
+    slot = ngx_http_hpack_ua_slot(value);
+
+    if (slot == NULL
+        || slot->ua == 0
+        || slot->len != value->len
+        || ngx_memcmp(slot->value, value->data, value->len) != 0)
+    {
+        return 0;
+    }
+
+    return slot->ua;
+}
+
+
+/* ua, the handler's class of value, into its slot (none past 254 octets) */
+
+void
+ngx_http_hpack_ua_learn(ngx_str_t *value, ngx_uint_t ua)
+{
+    ngx_http_hpack_ua_slot_t  *slot;
+
+    slot = ngx_http_hpack_ua_slot(value);
+    if (slot == NULL) {
+        return;
+    }
+
+    slot->ua = (u_char) ua;
+    slot->len = (u_char) value->len;
+    ngx_memcpy(slot->value, value->data, value->len);
+}
+
+
+/* a value's slot: its 8-octet words mixed, the last one overlapping */
+
+static ngx_http_hpack_ua_slot_t *
+ngx_http_hpack_ua_slot(ngx_str_t *value)
+{
+    size_t     i, len;
+    uint64_t   h, w;
+    u_char    *p;
+
+    len = value->len;
+    p = value->data;
+
+    if (len > NGX_HTTP_HPACK_UA_LEN) {
+        return NULL;
+    }
+
+    h = len;
+
+    if (len >= 8) {
+        for (i = 0; i + 8 < len; i += 8) {
+            ngx_memcpy(&w, p + i, 8);
+            h = (h ^ w) * 0x9e3779b97f4a7c15;
+        }
+
+        ngx_memcpy(&w, p + len - 8, 8);
+        h = (h ^ w) * 0x9e3779b97f4a7c15;
+
+    } else {
+        for (i = 0; i < len; i++) {
+            h = (h ^ p[i]) * 0x9e3779b97f4a7c15;
+        }
+    }
+
+    return &ngx_http_hpack_ua_slots[h >> (64 - 4)];
+}
 
 
 /* a static entry's string, NUL-terminated as a request's strings are */

@@ -339,6 +339,8 @@ void ngx_http_hpack_name_facts(ngx_http_core_main_conf_t *cmcf,
 ngx_uint_t ngx_http_hpack_validate_name(const u_char *name, size_t len,
     ngx_uint_t underscores);
 ngx_uint_t ngx_http_hpack_validate_value(const u_char *value, size_t len);
+ngx_uint_t ngx_http_hpack_ua_seen(ngx_str_t *value);
+void ngx_http_hpack_ua_learn(ngx_str_t *value, ngx_uint_t ua);
 ngx_int_t ngx_http_hpack_init_statics(ngx_conf_t *cf,
     ngx_http_hpack_main_conf_t *hmcf);
 

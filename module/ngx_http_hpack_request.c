@@ -860,7 +860,8 @@ ngx_http_hpack_header_in(ngx_http_request_t *r, ngx_http_v2_header_t *header,
 /*
  * The user-agent handler classifies the browser from the value alone when
  * it sees the request's first user-agent: that result is kept in the memo
- * and replayed.
+ * and replayed, and in the worker's slots for the connections after
+ * (ngx_http_hpack_ua_seen()).
  */
 
 static ngx_int_t
@@ -877,9 +878,14 @@ ngx_http_hpack_user_agent(ngx_http_request_t *r, ngx_table_elt_t *h,
         return hh->handler(r, h, hh->offset);
     }
 
-    if (facts->ua & NGX_HTTP_HPACK_UA_KNOWN) {
-        ua = facts->ua;
+    ua = facts->ua;
 
+    if (!(ua & NGX_HTTP_HPACK_UA_KNOWN)) {
+        ua = ngx_http_hpack_ua_seen(&h->value);
+        facts->ua = ua;
+    }
+
+    if (ua & NGX_HTTP_HPACK_UA_KNOWN) {
         r->headers_in.user_agent = h;
 #if (nginx_version >= 1023000)
         h->next = NULL;
@@ -930,6 +936,7 @@ ngx_http_hpack_user_agent(ngx_http_request_t *r, ngx_table_elt_t *h,
         }
 
         facts->ua = ua;
+        ngx_http_hpack_ua_learn(&h->value, ua);
     }
 
     return rc;
