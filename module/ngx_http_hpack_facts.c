@@ -25,24 +25,23 @@
 #define NGX_HTTP_HPACK_UA_SLOTS  16
 #define NGX_HTTP_HPACK_UA_LEN    254
 
-typedef struct {
+struct ngx_http_hpack_ua_slot_s {
     u_char                      ua;         /* 0: the slot is empty */
     u_char                      len;
     u_char                      value[NGX_HTTP_HPACK_UA_LEN];
-} ngx_http_hpack_ua_slot_t;
+};
 
 
 #if defined(__SSE2__)
 static ngx_uint_t ngx_http_hpack_validate_long(const u_char *value,
     size_t len) ngx_http_hpack_noinline;
 #endif
-static ngx_http_hpack_ua_slot_t *ngx_http_hpack_ua_slot(ngx_str_t *value);
+static ngx_int_t ngx_http_hpack_static_string(ngx_pool_t *pool,
+    ngx_str_t *dst, ngx_str_t *src);
 
 
 static ngx_http_hpack_ua_slot_t
     ngx_http_hpack_ua_slots[NGX_HTTP_HPACK_UA_SLOTS];
-static ngx_int_t ngx_http_hpack_static_string(ngx_pool_t *pool,
-    ngx_str_t *dst, ngx_str_t *src);
 
 
 /* a name's facts, into a memo cleared first */
@@ -206,60 +205,27 @@ ngx_http_hpack_validate_long(const u_char *value, size_t len)
  * searches for "MSIE ", "Opera", "Gecko/", "Chrome/", "Safari/" take about
  * 2,700 instructions a browser's value where this takes a hash and a
  * compare; the class is a function of the value alone, as the memo's is.
+ * *slot is the value's slot, for ngx_http_hpack_ua_learn() on a miss, or
+ * NULL past 254 octets.
  */
 
 ngx_uint_t
-ngx_http_hpack_ua_seen(ngx_str_t *value)
+ngx_http_hpack_ua_seen(ngx_str_t *value, ngx_http_hpack_ua_slot_t **slot)
 {
-    ngx_http_hpack_ua_slot_t  *slot;
-
-    slot = ngx_http_hpack_ua_slot(value);
-
-    if (slot == NULL
-        || slot->ua == 0
-        || slot->len != value->len
-        || ngx_memcmp(slot->value, value->data, value->len) != 0)
-    {
-        return 0;
-    }
-
-    return slot->ua;
-}
-
-
-/* ua, the handler's class of value, into its slot (none past 254 octets) */
-
-void
-ngx_http_hpack_ua_learn(ngx_str_t *value, ngx_uint_t ua)
-{
-    ngx_http_hpack_ua_slot_t  *slot;
-
-    slot = ngx_http_hpack_ua_slot(value);
-    if (slot == NULL) {
-        return;
-    }
-
-    slot->ua = (u_char) ua;
-    slot->len = (u_char) value->len;
-    ngx_memcpy(slot->value, value->data, value->len);
-}
-
-
-/* a value's slot: its 8-octet words mixed, the last one overlapping */
-
-static ngx_http_hpack_ua_slot_t *
-ngx_http_hpack_ua_slot(ngx_str_t *value)
-{
-    size_t     i, len;
-    uint64_t   h, w;
-    u_char    *p;
+    size_t                     i, len;
+    uint64_t                   h, w;
+    u_char                    *p;
+    ngx_http_hpack_ua_slot_t  *s;
 
     len = value->len;
     p = value->data;
 
     if (len > NGX_HTTP_HPACK_UA_LEN) {
-        return NULL;
+        *slot = NULL;
+        return 0;
     }
+
+    /* the slot: the value's 8-octet words mixed, the last one overlapping */
 
     h = len;
 
@@ -278,7 +244,30 @@ ngx_http_hpack_ua_slot(ngx_str_t *value)
         }
     }
 
-    return &ngx_http_hpack_ua_slots[h >> (64 - 4)];
+    s = &ngx_http_hpack_ua_slots[h >> (64 - 4)];
+    *slot = s;
+
+    if (s->ua == 0 || s->len != len || ngx_memcmp(s->value, p, len) != 0) {
+        return 0;
+    }
+
+    return s->ua;
+}
+
+
+/* ua, the handler's class of value, into value's slot (from ua_seen()) */
+
+void
+ngx_http_hpack_ua_learn(ngx_http_hpack_ua_slot_t *slot, ngx_str_t *value,
+    ngx_uint_t ua)
+{
+    if (slot == NULL) {
+        return;
+    }
+
+    slot->ua = (u_char) ua;
+    slot->len = (u_char) value->len;
+    ngx_memcpy(slot->value, value->data, value->len);
 }
 
 

@@ -189,6 +189,9 @@ ngx_http_hpack_list_push(ngx_list_t *l)
 #define NGX_HTTP_HPACK_UA_SAFARI       0x20
 #define NGX_HTTP_HPACK_UA_KONQUEROR    0x40
 
+/* a worker's slot of a user-agent's class (ngx_http_hpack_facts.c) */
+typedef struct ngx_http_hpack_ua_slot_s  ngx_http_hpack_ua_slot_t;
+
 
 /*
  * What stock's parser concluded from the value of a :method, :scheme or
@@ -339,8 +342,10 @@ void ngx_http_hpack_name_facts(ngx_http_core_main_conf_t *cmcf,
 ngx_uint_t ngx_http_hpack_validate_name(const u_char *name, size_t len,
     ngx_uint_t underscores);
 ngx_uint_t ngx_http_hpack_validate_value(const u_char *value, size_t len);
-ngx_uint_t ngx_http_hpack_ua_seen(ngx_str_t *value);
-void ngx_http_hpack_ua_learn(ngx_str_t *value, ngx_uint_t ua);
+ngx_uint_t ngx_http_hpack_ua_seen(ngx_str_t *value,
+    ngx_http_hpack_ua_slot_t **slot);
+void ngx_http_hpack_ua_learn(ngx_http_hpack_ua_slot_t *slot,
+    ngx_str_t *value, ngx_uint_t ua);
 ngx_int_t ngx_http_hpack_init_statics(ngx_conf_t *cf,
     ngx_http_hpack_main_conf_t *hmcf);
 

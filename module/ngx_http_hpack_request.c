@@ -868,9 +868,10 @@ static ngx_int_t
 ngx_http_hpack_user_agent(ngx_http_request_t *r, ngx_table_elt_t *h,
     ngx_http_hpack_memo_t *facts)
 {
-    u_char             ua;
-    ngx_int_t          rc;
-    ngx_http_header_t  *hh;
+    u_char                     ua;
+    ngx_int_t                  rc;
+    ngx_http_header_t         *hh;
+    ngx_http_hpack_ua_slot_t  *slot;
 
     hh = facts->hh;
 
@@ -879,9 +880,10 @@ ngx_http_hpack_user_agent(ngx_http_request_t *r, ngx_table_elt_t *h,
     }
 
     ua = facts->ua;
+    slot = NULL;
 
     if (!(ua & NGX_HTTP_HPACK_UA_KNOWN)) {
-        ua = ngx_http_hpack_ua_seen(&h->value);
+        ua = ngx_http_hpack_ua_seen(&h->value, &slot);
         facts->ua = ua;
     }
 
@@ -936,7 +938,7 @@ ngx_http_hpack_user_agent(ngx_http_request_t *r, ngx_table_elt_t *h,
         }
 
         facts->ua = ua;
-        ngx_http_hpack_ua_learn(&h->value, ua);
+        ngx_http_hpack_ua_learn(slot, &h->value, ua);
     }
 
     return rc;
