@@ -60,7 +60,7 @@ bench-wire: deps $(NGX_BENCH_NGINX)
 	    --command "make bench-wire"
 
 # what the hook patch costs with the module absent or off (instructions per
-# request against stock, under callgrind; fails above +30)
+# request against stock, under callgrind; fails above +100)
 ## instructions/request: stock against patched without the module, hpack off, on
 bench-stock-cost: deps nginx-1.26
 	BUILD=$(BUILD) bench/stock_cost.sh

@@ -390,7 +390,7 @@ ngx_http_hpack_variable_value(ngx_http_request_t *r,
         return NGX_ERROR;
     }
 
-    v->len = ngx_http_hpack_decimal(p, value, 1) - p;
+    v->len = ngx_sprintf(p, "%uL", value) - p;
     v->valid = 1;
     v->no_cacheable = 1;
     v->not_found = 0;

@@ -3,14 +3,13 @@
  * ngx_http_hpack_module: HTTP/2 header compression (RFC 7541) by the hpack
  * codec (codec/include/hpack.h) instead of nginx's own.
  *
- * What the module's files share: ngx_http_hpack_module.c (directives,
- * configuration, variables, the hooks, connection setup),
- * ngx_http_hpack_request.c (request header blocks, the memo),
- * ngx_http_hpack_response.c (response header and trailer blocks) and
- * ngx_http_hpack_status.c (the counters of hpack_status, its page).  Only
- * cold calls cross files: in a shared object a global function is called
- * through the PLT and not inlined, so the helpers of the hot paths are
- * static, here static inline when both sides use them.
+ * The module's files: ngx_http_hpack_module.c (directives, configuration,
+ * variables, the hooks, connection setup), ngx_http_hpack_request.c
+ * (request header blocks, the memo, the static table's facts),
+ * ngx_http_hpack_response.c (response header, 103 and trailer blocks) and
+ * ngx_http_hpack_status.c (the counters of hpack_status, its page).  What
+ * they share is declared here; the functions they call across are hidden
+ * from the shared object's symbol table (below), so those calls are direct.
  */
 
 
@@ -24,11 +23,6 @@
 #include <nginx.h>
 
 #include <hpack.h>
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 
 #if !(NGX_HTTP_V2)
 #error ngx_http_hpack_module requires --with-http_v2_module
@@ -87,51 +81,8 @@ ngx_uint_t ngx_http_hpack_alloc_fails(ngx_log_t *log, const char *site);
 #define ngx_http_hpack_array_create      ngx_array_create
 #define ngx_http_hpack_array_push        ngx_array_push
 #define ngx_http_hpack_create_temp_buf   ngx_create_temp_buf
-
-/*
- * ngx_pnalloc() inline where the pool's current block has room, as it has
- * for most of a request's strings; a call where it must look further
- */
-
-static ngx_inline void *
-ngx_http_hpack_pnalloc(ngx_pool_t *pool, size_t size)
-{
-#if !(NGX_DEBUG_PALLOC)
-    u_char      *m;
-    ngx_pool_t  *p;
-
-    p = pool->current;
-    m = p->d.last;
-
-    if (size <= pool->max && (size_t) (p->d.end - m) >= size) {
-        p->d.last = m + size;
-        return m;
-    }
-#endif
-
-    return ngx_pnalloc(pool, size);
-}
-
-
-/*
- * ngx_list_push() inline where the list's last part has room, as it has
- * for all but one in every 20 fields of headers_in; a call where a part
- * is added
- */
-
-static ngx_inline void *
-ngx_http_hpack_list_push(ngx_list_t *l)
-{
-    ngx_list_part_t  *last;
-
-    last = l->last;
-
-    if (last->nelts == l->nalloc) {
-        return ngx_list_push(l);
-    }
-
-    return (u_char *) last->elts + l->size * last->nelts++;
-}
+#define ngx_http_hpack_pnalloc           ngx_pnalloc
+#define ngx_http_hpack_list_push         ngx_list_push
 
 #endif
 
@@ -147,14 +98,13 @@ ngx_http_hpack_list_push(ngx_list_t *l)
 #define NGX_HTTP_HPACK_NAME_PSEUDO     0x02
 #define NGX_HTTP_HPACK_NAME_COOKIE     0x04
 #define NGX_HTTP_HPACK_NAME_UA         0x08
-#define NGX_HTTP_HPACK_NAME_METHOD     0x10   /* and PSEUDO */
-#define NGX_HTTP_HPACK_NAME_SCHEME     0x20   /* and PSEUDO */
-#define NGX_HTTP_HPACK_NAME_AUTHORITY  0x40   /* and PSEUDO */
 
-/* validation outcomes: 0 is "not yet validated" */
+/*
+ * what ngx_http_v2_validate_header() concluded of a field it accepted:
+ * 0 is "not yet validated"
+ */
 #define NGX_HTTP_HPACK_VALID           1
 #define NGX_HTTP_HPACK_INVALID         2      /* r->invalid_header */
-#define NGX_HTTP_HPACK_BAD             3      /* 400 Bad Request */
 
 /* what a connection's blocks add up to (ngx_http_hpack_status_t.in, .out) */
 #define NGX_HTTP_HPACK_WIRE            0
@@ -189,32 +139,15 @@ ngx_http_hpack_list_push(ngx_list_t *l)
 #define NGX_HTTP_HPACK_UA_SAFARI       0x20
 #define NGX_HTTP_HPACK_UA_KONQUEROR    0x40
 
-/* a worker's slot of a user-agent's class (ngx_http_hpack_facts.c) */
-typedef struct ngx_http_hpack_ua_slot_s  ngx_http_hpack_ua_slot_t;
-
-
-/*
- * What stock's parser concluded from the value of a :method, :scheme or
- * :authority field that it accepted: that value's r->method, or the
- * length and port ngx_http_validate_host() made of it (a host it did not
- * have to lower-case).  It depends on the value alone, so an entry
- * indexed again takes it from here.
- */
-
-typedef struct {
-    uint32_t                           value;     /* r->method, host length */
-    in_port_t                          port;
-    u_char                             known;
-} ngx_http_hpack_pseudo_t;
-
-
 /*
  * The memo of a dynamic-table entry (HPACK_MEMO_SIZE bytes, zeroed by the
- * codec on insertion).  Name facts (hash, handler, kind, name validity)
- * hold for every entry with the same name; value facts (value validity,
- * user-agent classification, a pseudo-header's parse) for this entry
- * only.  Validity of the name depends on underscores_in_headers of the
- * request's server, so it is kept for both settings.
+ * codec on insertion): what nginx concluded of the entry the first time it
+ * saw it.  Name facts (hash, headers_in handler, kind, what
+ * ngx_http_v2_validate_header() made of the name) hold for every entry
+ * with the same name; value facts (the value accepted, the user-agent
+ * class ngx_http_process_user_agent() set) for this entry only.  The
+ * name's validity depends on underscores_in_headers of the request's
+ * server, so it is kept for both settings.
  */
 
 typedef struct {
@@ -224,7 +157,6 @@ typedef struct {
     u_char                             name_state[2];
     u_char                             value_state;
     u_char                             ua;
-    ngx_http_hpack_pseudo_t            pseudo;
 } ngx_http_hpack_memo_t;
 
 typedef char  ngx_http_hpack_memo_fits_t
@@ -232,11 +164,10 @@ typedef char  ngx_http_hpack_memo_fits_t
 
 
 /*
- * A static-table entry: its name's facts, and its value with that value's
- * validity for the field indexed whole, which then takes both from here
- * as stock nginx takes them from its static table.  A pseudo-header's
- * parse (:method GET, :scheme https) is learnt by each worker from its
- * first request that sends it.
+ * A static-table entry: its name's facts, and its value; a field indexed
+ * whole takes both from here, as stock nginx takes them from its static
+ * table.  The validation outcomes are learnt by each worker from the first
+ * request that sends the entry.
  */
 
 typedef struct {
@@ -244,7 +175,6 @@ typedef struct {
     ngx_str_t                          value;
     ngx_http_hpack_memo_t              facts;
     u_char                             value_state;
-    ngx_http_hpack_pseudo_t            pseudo;
 } ngx_http_hpack_static_t;
 
 
@@ -334,18 +264,6 @@ typedef struct {
 
 ngx_int_t ngx_http_hpack_decode_block(ngx_http_v2_connection_t *h2c,
     u_char **pos, u_char *end, ngx_uint_t last);
-
-/* ngx_http_hpack_facts.c */
-
-void ngx_http_hpack_name_facts(ngx_http_core_main_conf_t *cmcf,
-    const u_char *name, size_t len, ngx_http_hpack_memo_t *facts);
-ngx_uint_t ngx_http_hpack_validate_name(const u_char *name, size_t len,
-    ngx_uint_t underscores);
-ngx_uint_t ngx_http_hpack_validate_value(const u_char *value, size_t len);
-ngx_uint_t ngx_http_hpack_ua_seen(ngx_str_t *value,
-    ngx_http_hpack_ua_slot_t **slot);
-void ngx_http_hpack_ua_learn(ngx_http_hpack_ua_slot_t *slot,
-    ngx_str_t *value, ngx_uint_t ua);
 ngx_int_t ngx_http_hpack_init_statics(ngx_conf_t *cf,
     ngx_http_hpack_main_conf_t *hmcf);
 
@@ -417,113 +335,6 @@ ngx_http_hpack_fold(ngx_atomic_t *total, size_t wire, size_t plain,
     (void) ngx_atomic_fetch_add(&total[NGX_HTTP_HPACK_INDEXED],
                                 (ngx_atomic_int_t) (indexed - *folded));
     *folded = indexed;
-}
-
-
-#if (defined __GNUC__)
-#define ngx_http_hpack_noinline        __attribute__((noinline))
-#else
-#define ngx_http_hpack_noinline
-#endif
-
-
-#if defined(__SSE2__)
-
-/*
- * Whether test() finds an octet of src[0, len) it looks for, len >= 8:
- * sixteen octets a test, the tail as one overlapping load; below sixteen,
- * two overlapping words in one register.  test is a constant at every call
- * and is inlined with it.
- */
-
-typedef ngx_uint_t (*ngx_http_hpack_test16_pt)(__m128i x);
-
-static ngx_inline ngx_uint_t
-ngx_http_hpack_any16(const u_char *src, size_t len,
-    ngx_http_hpack_test16_pt test)
-{
-    size_t    i;
-    uint64_t  w, v;
-
-    if (len < 16) {
-        ngx_memcpy(&w, src, 8);
-        ngx_memcpy(&v, src + len - 8, 8);
-
-        return test(_mm_set_epi64x((long long) v, (long long) w));
-    }
-
-    for (i = 0; i + 16 < len; i += 16) {
-        if (test(_mm_loadu_si128((const __m128i *) (src + i)))) {
-            return 1;
-        }
-    }
-
-    return test(_mm_loadu_si128((const __m128i *) (src + len - 16)));
-}
-
-#endif
-
-
-/*
- * n in decimal, zero-padded to at least width digits: what ngx_sprintf()
- * makes of "%03ui", "%O" and "%uL" here, without its parsing of the format,
- * two digits at a time
- */
-
-static ngx_inline u_char *
-ngx_http_hpack_decimal(u_char *p, uint64_t n, size_t width)
-{
-    size_t    len;
-    u_char   *q;
-    uint64_t  m;
-
-    static const u_char  pairs[] =
-        "00010203040506070809101112131415161718192021222324252627282930313233"
-        "34353637383940414243444546474849505152535455565758596061626364656667"
-        "6869707172737475767778798081828384858687888990919293949596979899";
-
-    if (n < 10) {
-        len = 1;
-
-    } else if (n < 100) {
-        len = 2;
-
-    } else if (n < 1000) {
-        len = 3;
-
-    } else {
-        len = 4;
-
-        for (m = n / 10000; m; m /= 10) {
-            len++;
-        }
-    }
-
-    if (len < width) {
-        len = width;
-    }
-
-    q = p + len;
-
-    while (n >= 100) {
-        q -= 2;
-        ngx_memcpy(q, &pairs[(n % 100) * 2], 2);
-        n /= 100;
-    }
-
-    if (n >= 10) {
-        q -= 2;
-        ngx_memcpy(q, &pairs[n * 2], 2);
-
-    } else {
-        *--q = (u_char) ('0' + n);
-    }
-
-    while (q != p) {
-        *--q = '0';
-    }
-
-    return p + len;
 }
 
 

@@ -1,11 +1,12 @@
 
 /*
  * Request header blocks: the codec's dynamic table replaces nginx's.  Every
- * field gets the treatment stock nginx gives it (size budget, validation,
- * pseudo-headers, cookies, headers_in handlers), but what can be derived
- * once per table entry is kept in the entry's memo and reused on every
- * indexed reference.  What a name or value is found to be the first time
- * (ngx_http_hpack_facts.c) is that derivation.
+ * field goes through the functions stock nginx calls on it (its size
+ * budget, ngx_http_v2_validate_header(), ngx_http_v2_pseudo_header(), the
+ * cookie and headers_in handlers); what nginx concluded of a table entry
+ * the first time (its name's hash and handler, the validation outcome, the
+ * user-agent class) is kept in the entry's memo and reused on every
+ * indexed reference.
  */
 
 
@@ -28,28 +29,25 @@ static ngx_int_t ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
     ngx_http_hpack_conn_t *hc, hpack_field_t *f);
 static ngx_http_hpack_memo_t *ngx_http_hpack_field_facts(
     ngx_http_request_t *r, ngx_http_hpack_conn_t *hc, hpack_field_t *f,
-    ngx_uint_t us, ngx_http_hpack_memo_t *local);
+    ngx_http_hpack_memo_t *local);
+static void ngx_http_hpack_name_facts(ngx_http_core_main_conf_t *cmcf,
+    const u_char *name, size_t len, ngx_http_hpack_memo_t *facts);
 static ngx_int_t ngx_http_hpack_copy_field(ngx_http_v2_connection_t *h2c,
     ngx_http_hpack_conn_t *hc, hpack_field_t *f,
     ngx_http_v2_header_t *header);
-static ngx_inline u_char *ngx_http_hpack_cpymem(u_char *dst,
-    const u_char *src, size_t len);
+static ngx_int_t ngx_http_hpack_validate(ngx_http_request_t *r,
+    ngx_http_hpack_conn_t *hc, hpack_field_t *f, ngx_uint_t us,
+    ngx_http_hpack_memo_t *facts, ngx_http_v2_header_t *header);
 static ngx_int_t ngx_http_hpack_never_indexed(ngx_http_request_t *r,
     ngx_str_t *value);
 static ngx_int_t ngx_http_hpack_pseudo_header(ngx_http_request_t *r,
-    ngx_http_v2_header_t *header, ngx_uint_t kind,
-    ngx_http_hpack_pseudo_t *pf);
-static ngx_int_t ngx_http_hpack_pseudo_known(ngx_http_request_t *r,
-    ngx_http_v2_header_t *header, ngx_uint_t kind,
-    ngx_http_hpack_pseudo_t *pf);
-static void ngx_http_hpack_pseudo_learn(ngx_http_request_t *r,
-    ngx_http_v2_header_t *header, ngx_uint_t kind,
-    ngx_http_hpack_pseudo_t *pf, u_char *value, size_t server);
+    ngx_http_v2_header_t *header);
 static ngx_int_t ngx_http_hpack_header_in(ngx_http_request_t *r,
-    ngx_http_v2_header_t *header, ngx_http_hpack_memo_t *facts,
-    ngx_http_hpack_memo_t *memo);
+    ngx_http_v2_header_t *header, ngx_http_hpack_memo_t *facts);
 static ngx_int_t ngx_http_hpack_user_agent(ngx_http_request_t *r,
     ngx_table_elt_t *h, ngx_http_hpack_memo_t *facts);
+static ngx_int_t ngx_http_hpack_static_string(ngx_pool_t *pool,
+    ngx_str_t *dst, ngx_str_t *src);
 
 
 ngx_int_t
@@ -228,8 +226,7 @@ ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
     ngx_connection_t          *fc;
     ngx_http_request_t        *r;
     ngx_http_v2_header_t       header;
-    ngx_http_hpack_memo_t     *memo, *facts, local;
-    ngx_http_hpack_pseudo_t   *pf;
+    ngx_http_hpack_memo_t     *facts, local;
     ngx_http_core_srv_conf_t  *cscf;
 
     if (f->name_len == 0) {
@@ -261,30 +258,13 @@ ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
     cscf = ngx_http_get_module_srv_conf(r, ngx_http_core_module);
     us = cscf->underscores_in_headers ? 1 : 0;
 
-    memo = (ngx_http_hpack_memo_t *) f->memo;
-
-    facts = ngx_http_hpack_field_facts(r, hc, f, us, &local);
+    facts = ngx_http_hpack_field_facts(r, hc, f, &local);
 
     if (ngx_http_hpack_copy_field(h2c, hc, f, &header) != NGX_OK) {
         return HPACK_H2_INTERNAL_ERROR;
     }
 
-    /* ngx_http_v2_validate_header(), from the memo */
-
-    r->invalid_header = (facts->name_state[us] == NGX_HTTP_HPACK_INVALID);
-
-    if (facts->name_state[us] == NGX_HTTP_HPACK_BAD) {
-        ngx_log_error(NGX_LOG_INFO, fc->log, 0,
-                      "client sent invalid header name: \"%V\"",
-                      &header.name);
-        goto invalid;
-    }
-
-    if (facts->value_state == NGX_HTTP_HPACK_BAD) {
-        ngx_log_error(NGX_LOG_INFO, fc->log, 0,
-                      "client sent header \"%V\" with "
-                      "invalid value: \"%V\"",
-                      &header.name, &header.value);
+    if (ngx_http_hpack_validate(r, hc, f, us, facts, &header) != NGX_OK) {
         goto invalid;
     }
 
@@ -295,19 +275,7 @@ ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
     }
 
     if (facts->name_flags & NGX_HTTP_HPACK_NAME_PSEUDO) {
-        if (memo) {
-            pf = &memo->pseudo;
-
-        } else if (f->static_index
-                   && f->representation == HPACK_REP_INDEXED)
-        {
-            pf = &hc->main_conf->statics[f->static_index].pseudo;
-
-        } else {
-            pf = NULL;
-        }
-
-        rc = ngx_http_hpack_pseudo_header(r, &header, facts->name_flags, pf);
+        rc = ngx_http_hpack_pseudo_header(r, &header);
 
 #if (nginx_version >= 1031000)
 
@@ -325,7 +293,7 @@ ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
         return NGX_OK;
 
     } else {
-        rc = ngx_http_hpack_header_in(r, &header, facts, memo);
+        rc = ngx_http_hpack_header_in(r, &header, facts);
     }
 
     if (rc == NGX_ERROR) {
@@ -370,18 +338,16 @@ error:
 
 
 /*
- * What is known about a field: its entry's memo, the static table's facts
- * of its name, the memo of the entry its name refers to, or computed now.
- * Validity is checked now where it is not known.  The facts are the
- * entry's memo itself when there is one, so an indexed field seen before
- * costs two tests; else local.
+ * What is known about a field's name: its entry's memo, the static
+ * table's facts of its name, the memo of the entry its name refers to, or
+ * computed now.  The facts are the entry's memo itself when there is one,
+ * so an indexed field seen before costs a test; else local.
  */
 
 static ngx_http_hpack_memo_t *
 ngx_http_hpack_field_facts(ngx_http_request_t *r, ngx_http_hpack_conn_t *hc,
-    hpack_field_t *f, ngx_uint_t us, ngx_http_hpack_memo_t *local)
+    hpack_field_t *f, ngx_http_hpack_memo_t *local)
 {
-    u_char                        value_state;
     ngx_http_hpack_memo_t        *facts;
     ngx_http_hpack_static_t      *st;
     ngx_http_core_main_conf_t    *cmcf;
@@ -389,44 +355,67 @@ ngx_http_hpack_field_facts(ngx_http_request_t *r, ngx_http_hpack_conn_t *hc,
 
     facts = f->memo ? (ngx_http_hpack_memo_t *) f->memo : local;
 
-    if (facts == local || !(facts->name_flags & NGX_HTTP_HPACK_NAME_KNOWN)) {
-        name_memo = (const ngx_http_hpack_memo_t *) f->name_memo;
-        value_state = 0;
-
-        if (f->static_index) {
-            st = &hc->main_conf->statics[f->static_index];
-            *facts = st->facts;
-
-            if (f->representation == HPACK_REP_INDEXED) {
-                value_state = st->value_state;
-            }
-
-        } else if (name_memo
-                   && (name_memo->name_flags & NGX_HTTP_HPACK_NAME_KNOWN))
-        {
-            *facts = *name_memo;
-
-        } else {
-            cmcf = ngx_http_get_module_main_conf(r, ngx_http_core_module);
-            ngx_http_hpack_name_facts(cmcf, f->name, f->name_len, facts);
-        }
-
-        facts->value_state = value_state;
-        facts->ua = 0;
-        facts->pseudo.known = 0;
+    if (facts != local && (facts->name_flags & NGX_HTTP_HPACK_NAME_KNOWN)) {
+        return facts;
     }
 
-    if (facts->name_state[us] == 0) {
-        facts->name_state[us] = ngx_http_hpack_validate_name(f->name,
-                                                             f->name_len, us);
+    name_memo = (const ngx_http_hpack_memo_t *) f->name_memo;
+
+    if (f->static_index) {
+        st = &hc->main_conf->statics[f->static_index];
+        *facts = st->facts;
+
+        facts->value_state = (f->representation == HPACK_REP_INDEXED)
+                             ? st->value_state : 0;
+        return facts;
     }
 
-    if (facts->value_state == 0) {
-        facts->value_state = ngx_http_hpack_validate_value(f->value,
-                                                           f->value_len);
+    if (name_memo && (name_memo->name_flags & NGX_HTTP_HPACK_NAME_KNOWN)) {
+        *facts = *name_memo;
+
+    } else {
+        cmcf = ngx_http_get_module_main_conf(r, ngx_http_core_module);
+        ngx_http_hpack_name_facts(cmcf, f->name, f->name_len, facts);
     }
+
+    facts->value_state = 0;
+    facts->ua = 0;
 
     return facts;
+}
+
+
+/* a name's facts, into a memo cleared first */
+
+static void
+ngx_http_hpack_name_facts(ngx_http_core_main_conf_t *cmcf,
+    const u_char *name, size_t len, ngx_http_hpack_memo_t *facts)
+{
+    ngx_memzero(facts, sizeof(ngx_http_hpack_memo_t));
+
+    facts->name_flags = NGX_HTTP_HPACK_NAME_KNOWN;
+
+    if (name[0] == ':') {
+        facts->name_flags |= NGX_HTTP_HPACK_NAME_PSEUDO;
+        return;
+    }
+
+    if (len == sizeof("cookie") - 1
+        && ngx_memcmp(name, "cookie", sizeof("cookie") - 1) == 0)
+    {
+        facts->name_flags |= NGX_HTTP_HPACK_NAME_COOKIE;
+        return;
+    }
+
+    facts->hash = ngx_hash_key((u_char *) name, len);
+    facts->hh = ngx_hash_find(&cmcf->headers_in_hash, facts->hash,
+                              (u_char *) name, len);
+
+    if (facts->hh
+        && facts->hh->offset == offsetof(ngx_http_headers_in_t, user_agent))
+    {
+        facts->name_flags |= NGX_HTTP_HPACK_NAME_UA;
+    }
 }
 
 
@@ -467,14 +456,14 @@ ngx_http_hpack_copy_field(ngx_http_v2_connection_t *h2c,
         header->name.len = f->name_len;
         header->name.data = p;
 
-        p = ngx_http_hpack_cpymem(p, f->name, f->name_len);
+        p = ngx_cpymem(p, f->name, f->name_len);
         *p++ = '\0';
     }
 
     header->value.len = f->value_len;
     header->value.data = p;
 
-    p = ngx_http_hpack_cpymem(p, f->value, f->value_len);
+    p = ngx_cpymem(p, f->value, f->value_len);
     *p = '\0';
 
     return NGX_OK;
@@ -482,49 +471,41 @@ ngx_http_hpack_copy_field(ngx_http_v2_connection_t *h2c,
 
 
 /*
- * A request's names and values are mostly short: up to 32 octets they are
- * copied by overlapping words inline, not by a call to memcpy()
+ * ngx_http_v2_validate_header(), once per entry: what it concluded of a
+ * field it accepted is kept in the facts (the entry's memo; a static
+ * entry's for a field indexed whole), and r->invalid_header is set from
+ * them on the entry's next references.  A field it refused is not kept: it
+ * refuses it again, and logs it, at each reference.
  */
 
-static ngx_inline u_char *
-ngx_http_hpack_cpymem(u_char *dst, const u_char *src, size_t len)
+static ngx_int_t
+ngx_http_hpack_validate(ngx_http_request_t *r, ngx_http_hpack_conn_t *hc,
+    hpack_field_t *f, ngx_uint_t us, ngx_http_hpack_memo_t *facts,
+    ngx_http_v2_header_t *header)
 {
-    uint32_t  a32, b32;
-    uint64_t  a, b, c, d;
+    ngx_http_hpack_static_t  *st;
 
-    if (len > 32) {
-        return ngx_cpymem(dst, src, len);
+    if (facts->name_state[us] && facts->value_state) {
+        r->invalid_header = (facts->name_state[us] == NGX_HTTP_HPACK_INVALID);
+        return NGX_OK;
     }
 
-    if (len > 16) {
-        ngx_memcpy(&a, src, 8);
-        ngx_memcpy(&b, src + 8, 8);
-        ngx_memcpy(&c, src + len - 16, 8);
-        ngx_memcpy(&d, src + len - 8, 8);
-        ngx_memcpy(dst, &a, 8);
-        ngx_memcpy(dst + 8, &b, 8);
-        ngx_memcpy(dst + len - 16, &c, 8);
-        ngx_memcpy(dst + len - 8, &d, 8);
-
-    } else if (len >= 8) {
-        ngx_memcpy(&a, src, 8);
-        ngx_memcpy(&b, src + len - 8, 8);
-        ngx_memcpy(dst, &a, 8);
-        ngx_memcpy(dst + len - 8, &b, 8);
-
-    } else if (len >= 4) {
-        ngx_memcpy(&a32, src, 4);
-        ngx_memcpy(&b32, src + len - 4, 4);
-        ngx_memcpy(dst, &a32, 4);
-        ngx_memcpy(dst + len - 4, &b32, 4);
-
-    } else if (len) {
-        dst[0] = src[0];
-        dst[len / 2] = src[len / 2];
-        dst[len - 1] = src[len - 1];
+    if (ngx_http_v2_hpack_validate_header(r, header) != NGX_OK) {
+        return NGX_DECLINED;
     }
 
-    return dst + len;
+    facts->name_state[us] = r->invalid_header ? NGX_HTTP_HPACK_INVALID
+                                              : NGX_HTTP_HPACK_VALID;
+    facts->value_state = NGX_HTTP_HPACK_VALID;
+
+    if (f->static_index && f->representation == HPACK_REP_INDEXED) {
+        st = &hc->main_conf->statics[f->static_index];
+
+        st->facts.name_state[us] = facts->name_state[us];
+        st->value_state = NGX_HTTP_HPACK_VALID;
+    }
+
+    return NGX_OK;
 }
 
 
@@ -561,38 +542,15 @@ ngx_http_hpack_never_indexed(ngx_http_request_t *r, ngx_str_t *value)
 
 
 /*
- * A pseudo-header goes to stock's parser, unless what the parser made of
- * the same value is known (pf): NGX_DECLINED when the request was ended,
- * NGX_ERROR on a failure of ours.
+ * A pseudo-header goes to stock's parser: NGX_DECLINED when the request was
+ * ended, NGX_ERROR on a failure of ours
  */
 
 static ngx_int_t
 ngx_http_hpack_pseudo_header(ngx_http_request_t *r,
-    ngx_http_v2_header_t *header, ngx_uint_t kind, ngx_http_hpack_pseudo_t *pf)
+    ngx_http_v2_header_t *header)
 {
-    u_char     *value;
-    size_t      server;
-    ngx_int_t   rc;
-
-    value = NULL;
-    server = 0;
-
-    if (pf) {
-        if (pf->known) {
-            rc = ngx_http_hpack_pseudo_known(r, header, kind, pf);
-
-            if (rc == NGX_ABORT) {
-                return NGX_DECLINED;
-            }
-
-            if (rc != NGX_DECLINED) {
-                return rc;
-            }
-        }
-
-        value = header->value.data;
-        server = r->headers_in.server.len;
-    }
+    ngx_int_t  rc;
 
     rc = ngx_http_v2_hpack_pseudo_header(r, header);
 
@@ -600,11 +558,6 @@ ngx_http_hpack_pseudo_header(ngx_http_request_t *r,
         ngx_log_debug2(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
                        "http2 header: \":%V: %V\"",
                        &header->name, &header->value);
-
-        if (pf && !pf->known) {
-            ngx_http_hpack_pseudo_learn(r, header, kind, pf, value, server);
-        }
-
         return NGX_OK;
     }
 
@@ -622,173 +575,6 @@ ngx_http_hpack_pseudo_header(ngx_http_request_t *r,
 
 
 /*
- * What stock's parser does with a value it accepted before, from what it
- * made of it then: NGX_ABORT when the request was ended (the server the
- * host names refused it).  Whatever the parser would refuse (a duplicate,
- * a pseudo-header after a regular field) is left to it: NGX_DECLINED.
- *
- * :authority has three forms among the lines the patches exist for: 1.22
- * (stock's path always: the host functions are static there), 1.26, and
- * 1.28 on (the port from 1.30); the version tests split between them.
- */
-
-static ngx_int_t
-ngx_http_hpack_pseudo_known(ngx_http_request_t *r,
-    ngx_http_v2_header_t *header, ngx_uint_t kind, ngx_http_hpack_pseudo_t *pf)
-{
-#if (nginx_version >= 1025000 && nginx_version < 1027000)
-    ngx_str_t         host;
-    ngx_table_elt_t  *h;
-
-    static ngx_str_t  host_name = ngx_string("host");
-#endif
-
-#if (nginx_version >= 1031000)
-    if (r->request_line.len) {
-        return NGX_DECLINED;
-    }
-#endif
-
-    if (kind & NGX_HTTP_HPACK_NAME_METHOD) {
-        if (r->method_name.len) {
-            return NGX_DECLINED;
-        }
-
-        r->method_name = header->value;
-        r->method = pf->value;
-
-    } else if (kind & NGX_HTTP_HPACK_NAME_SCHEME) {
-        if (r->schema.len) {
-            return NGX_DECLINED;
-        }
-
-        r->schema = header->value;
-
-#if (nginx_version >= 1025000 && nginx_version < 1027000)
-
-    /*
-     * 1.26: ngx_http_v2_parse_authority() and ngx_http_process_host() on a
-     * Host field of its own
-     */
-
-    } else if (kind & NGX_HTTP_HPACK_NAME_AUTHORITY) {
-        if (r->headers_in.host) {
-            return NGX_DECLINED;
-        }
-
-        h = ngx_http_hpack_list_push(&r->headers_in.headers);
-        if (h == NULL) {
-            return NGX_ERROR;
-        }
-
-        h->hash = ngx_hash(ngx_hash(ngx_hash('h', 'o'), 's'), 't');
-        h->key = host_name;
-        h->value = header->value;
-        h->lowcase_key = host_name.data;
-        h->next = NULL;
-
-        r->headers_in.host = h;
-
-        if (r->headers_in.server.len == 0) {
-            host.len = pf->value;
-            host.data = header->value.data;
-
-            if (ngx_http_set_virtual_server(r, &host) == NGX_ERROR) {
-                return NGX_ABORT;
-            }
-
-            r->headers_in.server = host;
-        }
-
-#elif (nginx_version >= 1027000)
-
-    /* 1.28 and later: ngx_http_v2_parse_authority() */
-
-    } else if (kind & NGX_HTTP_HPACK_NAME_AUTHORITY) {
-        if (r->host_start) {
-            return NGX_DECLINED;
-        }
-
-        r->host_start = header->value.data;
-        r->host_end = header->value.data + header->value.len;
-
-        header->value.len = pf->value;
-
-        if (ngx_http_set_virtual_server(r, &header->value) == NGX_ERROR) {
-            return NGX_ABORT;
-        }
-
-        r->headers_in.server = header->value;
-
-#if (nginx_version >= 1029000)
-        r->port = pf->port;
-#endif
-
-#endif
-
-    } else {
-        return NGX_DECLINED;
-    }
-
-    ngx_log_debug2(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
-                   "http2 header: \"%V: %V\"",
-                   &header->name, &header->value);
-
-    return NGX_OK;
-}
-
-
-/*
- * What stock's parser made of a value it accepted, where it depends on the
- * value alone: the method; a host it took as sent, shortened (a port, a
- * trailing dot), not lower-cased into a copy.  value and server are the
- * field's value and the length of r->headers_in.server before the parser
- * ran.
- */
-
-static void
-ngx_http_hpack_pseudo_learn(ngx_http_request_t *r,
-    ngx_http_v2_header_t *header, ngx_uint_t kind,
-    ngx_http_hpack_pseudo_t *pf, u_char *value, size_t server)
-{
-    if (kind & NGX_HTTP_HPACK_NAME_METHOD) {
-        pf->value = r->method;
-        pf->known = 1;
-
-    } else if (kind & NGX_HTTP_HPACK_NAME_SCHEME) {
-        pf->known = 1;
-
-#if (nginx_version >= 1025000 && nginx_version < 1027000)
-
-    } else if (kind & NGX_HTTP_HPACK_NAME_AUTHORITY) {
-
-        /* the host, unless the server was named before */
-
-        if (server == 0 && r->headers_in.server.data == value) {
-            pf->value = r->headers_in.server.len;
-            pf->known = 1;
-        }
-
-#elif (nginx_version >= 1027000)
-
-    } else if (kind & NGX_HTTP_HPACK_NAME_AUTHORITY) {
-
-        /* ngx_http_validate_host() shortened the value in place */
-
-        if (header->value.data == value) {
-            pf->value = header->value.len;
-#if (nginx_version >= 1029000)
-            pf->port = r->port;
-#endif
-            pf->known = 1;
-        }
-
-#endif
-    }
-}
-
-
-/*
  * A regular field joins the cookies or headers_in and goes to its
  * handler: NGX_DECLINED when the handler refused it and ended the
  * request, NGX_ERROR on a failure of ours.
@@ -796,7 +582,7 @@ ngx_http_hpack_pseudo_learn(ngx_http_request_t *r,
 
 static ngx_int_t
 ngx_http_hpack_header_in(ngx_http_request_t *r, ngx_http_v2_header_t *header,
-    ngx_http_hpack_memo_t *facts, ngx_http_hpack_memo_t *memo)
+    ngx_http_hpack_memo_t *facts)
 {
     ngx_int_t                  rc;
     ngx_table_elt_t           *h;
@@ -835,10 +621,6 @@ ngx_http_hpack_header_in(ngx_http_request_t *r, ngx_http_v2_header_t *header,
             if (facts->name_flags & NGX_HTTP_HPACK_NAME_UA) {
                 rc = ngx_http_hpack_user_agent(r, h, facts);
 
-                if (memo) {
-                    memo->ua = facts->ua;
-                }
-
             } else {
                 rc = facts->hh->handler(r, h, facts->hh->offset);
             }
@@ -859,35 +641,23 @@ ngx_http_hpack_header_in(ngx_http_request_t *r, ngx_http_v2_header_t *header,
 
 /*
  * The user-agent handler classifies the browser from the value alone when
- * it sees the request's first user-agent: that result is kept in the memo
- * and replayed, and in the worker's slots for the connections after
- * (ngx_http_hpack_ua_seen()).
+ * it sees the request's first user-agent: the flags it set are kept in the
+ * facts (the entry's memo) and set from there on the entry's next
+ * references.  A request's second user-agent goes to the handler.
  */
 
 static ngx_int_t
 ngx_http_hpack_user_agent(ngx_http_request_t *r, ngx_table_elt_t *h,
     ngx_http_hpack_memo_t *facts)
 {
-    u_char                     ua;
-    ngx_int_t                  rc;
-    ngx_http_header_t         *hh;
-    ngx_http_hpack_ua_slot_t  *slot;
+    u_char              ua;
+    ngx_int_t           rc;
+    ngx_http_header_t  *hh;
 
     hh = facts->hh;
-
-    if (r->headers_in.user_agent != NULL) {
-        return hh->handler(r, h, hh->offset);
-    }
-
     ua = facts->ua;
-    slot = NULL;
 
-    if (!(ua & NGX_HTTP_HPACK_UA_KNOWN)) {
-        ua = ngx_http_hpack_ua_seen(&h->value, &slot);
-        facts->ua = ua;
-    }
-
-    if (ua & NGX_HTTP_HPACK_UA_KNOWN) {
+    if (r->headers_in.user_agent == NULL && (ua & NGX_HTTP_HPACK_UA_KNOWN)) {
         r->headers_in.user_agent = h;
 #if (nginx_version >= 1023000)
         h->next = NULL;
@@ -904,9 +674,11 @@ ngx_http_hpack_user_agent(ngx_http_request_t *r, ngx_table_elt_t *h,
         return NGX_OK;
     }
 
+    ua = (r->headers_in.user_agent == NULL);
+
     rc = hh->handler(r, h, hh->offset);
 
-    if (rc == NGX_OK && r->headers_in.user_agent == h) {
+    if (ua && rc == NGX_OK && r->headers_in.user_agent == h) {
         ua = NGX_HTTP_HPACK_UA_KNOWN;
 
         if (r->headers_in.msie) {
@@ -938,8 +710,57 @@ ngx_http_hpack_user_agent(ngx_http_request_t *r, ngx_table_elt_t *h,
         }
 
         facts->ua = ua;
-        ngx_http_hpack_ua_learn(slot, &h->value, ua);
     }
 
     return rc;
+}
+
+
+/* a static entry's string, NUL-terminated as a request's strings are */
+
+static ngx_int_t
+ngx_http_hpack_static_string(ngx_pool_t *pool, ngx_str_t *dst, ngx_str_t *src)
+{
+    dst->len = src->len;
+    dst->data = ngx_pnalloc(pool, src->len + 1);
+    if (dst->data == NULL) {
+        return NGX_ERROR;
+    }
+
+    ngx_memcpy(dst->data, src->data, src->len);
+    dst->data[src->len] = '\0';
+
+    return NGX_OK;
+}
+
+
+/* per static-table entry: its strings and its name's facts, once per cycle */
+
+ngx_int_t
+ngx_http_hpack_init_statics(ngx_conf_t *cf, ngx_http_hpack_main_conf_t *hmcf)
+{
+    ngx_uint_t                  i;
+    ngx_http_hpack_static_t    *st;
+    ngx_http_core_main_conf_t  *cmcf;
+
+    cmcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_core_module);
+
+    for (i = 1; i <= NGX_HTTP_HPACK_STATIC_ENTRIES; i++) {
+        st = &hmcf->statics[i];
+
+        if (ngx_http_hpack_static_string(cf->pool, &st->name,
+                                         ngx_http_v2_get_static_name(i))
+            != NGX_OK
+            || ngx_http_hpack_static_string(cf->pool, &st->value,
+                                            ngx_http_v2_get_static_value(i))
+               != NGX_OK)
+        {
+            return NGX_ERROR;
+        }
+
+        ngx_http_hpack_name_facts(cmcf, st->name.data, st->name.len,
+                                  &st->facts);
+    }
+
+    return NGX_OK;
 }

@@ -59,7 +59,6 @@ static hpack_header_t *ngx_http_hpack_fields(ngx_http_request_t *r,
 static ngx_int_t ngx_http_hpack_add_list(ngx_http_request_t *r,
     ngx_list_t *list, hpack_header_t *hs, ngx_uint_t *n);
 static size_t ngx_http_hpack_names_len(ngx_list_part_t *part, ngx_uint_t i);
-static u_char *ngx_http_hpack_lowcase(u_char *dst, u_char *src, size_t len);
 static ngx_uint_t ngx_http_hpack_has_upper(u_char *src, size_t len);
 static ngx_int_t ngx_http_hpack_encode(ngx_http_request_t *r,
     hpack_header_t *hs, ngx_uint_t n, u_char **start, u_char **end);
@@ -131,12 +130,9 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
 
     hd = hs;
 
-    /*
-     * three digits as a rule ("%03ui"), but "error_page ... =code" takes
-     * any number
-     */
+    /* as ngx_http_v2_header_filter() writes a status */
 
-    len = ngx_http_hpack_decimal(status, r->headers_out.status, 3) - status;
+    len = ngx_sprintf(status, "%03ui", r->headers_out.status) - status;
     ngx_http_hpack_field(hd, ":status", status, len);
     hd++;
 
@@ -162,8 +158,8 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
     if (r->headers_out.content_length == NULL
         && r->headers_out.content_length_n >= 0)
     {
-        len = ngx_http_hpack_decimal(length,
-                  (uint64_t) r->headers_out.content_length_n, 1) - length;
+        len = ngx_sprintf(length, "%O", r->headers_out.content_length_n)
+              - length;
         ngx_http_hpack_field(hd, "content-length", length, len);
         hd++;
     }
@@ -384,13 +380,6 @@ ngx_http_hpack_encode_list(ngx_http_request_t *r, ngx_list_t *list,
 }
 
 
-/* 0x80 in each octet of the word w that is 'A'..'Z', without carries */
-
-#define ngx_http_hpack_upper_mask(w)                                          \
-    (((((w) & 0x7f7f7f7f7f7f7f7fULL) + 0x3f3f3f3f3f3f3f3fULL)                \
-      ^ (((w) & 0x7f7f7f7f7f7f7f7fULL) + 0x2525252525252525ULL))             \
-     & ~(w) & 0x8080808080808080ULL)
-
 /* an array for n fields: local when they fit */
 
 static hpack_header_t *
@@ -461,8 +450,8 @@ ngx_http_hpack_add_list(ngx_http_request_t *r, ngx_list_t *list,
                 }
 
                 hd->name = p;
-                p = ngx_http_hpack_lowcase(p, header[i].key.data,
-                                           header[i].key.len);
+                ngx_strlow(p, header[i].key.data, header[i].key.len);
+                p += header[i].key.len;
             }
 
             hd->name_len = header[i].key.len;
@@ -517,174 +506,20 @@ ngx_http_hpack_names_len(ngx_list_part_t *part, ngx_uint_t i)
 }
 
 
-#if defined(__SSE2__)
-
-/*
- * 0xff in each octet of x that is 'A'..'Z' (octets from 0x80 compare
- * negative)
- */
-
-static ngx_inline __m128i
-ngx_http_hpack_upper_octets(__m128i x)
-{
-    return _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('A' - 1)),
-                         _mm_cmplt_epi8(x, _mm_set1_epi8('Z' + 1)));
-}
-
-
-/* x with its octets 'A'..'Z' lowered */
-
-static ngx_inline __m128i
-ngx_http_hpack_lower16(__m128i x)
-{
-    return _mm_or_si128(x, _mm_and_si128(ngx_http_hpack_upper_octets(x),
-                                         _mm_set1_epi8(0x20)));
-}
-
-
-/* whether an octet of x is 'A'..'Z' */
-
-static ngx_inline ngx_uint_t
-ngx_http_hpack_upper16(__m128i x)
-{
-    return _mm_movemask_epi8(ngx_http_hpack_upper_octets(x)) != 0;
-}
-
-#endif
-
-
-/*
- * src lowered into dst, read as ngx_http_hpack_has_upper() reads it: from
- * eight octets on sixteen at a time with SSE2 (else eight), the tail as one
- * overlapping load (an octet lowered twice is the same); below eight
- * octets two overlapping halves of one word.  The end of the copy.
- */
-
-static u_char *
-ngx_http_hpack_lowcase(u_char *dst, u_char *src, size_t len)
-{
-    size_t    i;
-    uint32_t  lo, hi;
-    uint64_t  w;
-#if defined(__SSE2__)
-    uint64_t  v;
-    __m128i   x;
-#endif
-
-    if (len < 4) {
-        for (i = 0; i < len; i++) {
-            dst[i] = ngx_tolower(src[i]);
-        }
-
-        return dst + len;
-    }
-
-    if (len < 8) {
-        ngx_memcpy(&lo, src, 4);
-        ngx_memcpy(&hi, src + len - 4, 4);
-        w = (uint64_t) hi << 32 | lo;
-
-        w |= ngx_http_hpack_upper_mask(w) >> 2;
-
-        lo = (uint32_t) w;
-        hi = (uint32_t) (w >> 32);
-        ngx_memcpy(dst, &lo, 4);
-        ngx_memcpy(dst + len - 4, &hi, 4);
-
-        return dst + len;
-    }
-
-#if defined(__SSE2__)
-
-    if (len < 16) {
-        ngx_memcpy(&w, src, 8);
-        ngx_memcpy(&v, src + len - 8, 8);
-
-        x = ngx_http_hpack_lower16(_mm_set_epi64x((long long) v,
-                                                  (long long) w));
-
-        _mm_storel_epi64((__m128i *) dst, x);
-        _mm_storel_epi64((__m128i *) (dst + len - 8),
-                         _mm_unpackhi_epi64(x, x));
-
-        return dst + len;
-    }
-
-    for (i = 0; i + 16 < len; i += 16) {
-        x = _mm_loadu_si128((const __m128i *) (src + i));
-        _mm_storeu_si128((__m128i *) (dst + i), ngx_http_hpack_lower16(x));
-    }
-
-    x = _mm_loadu_si128((const __m128i *) (src + len - 16));
-    _mm_storeu_si128((__m128i *) (dst + len - 16), ngx_http_hpack_lower16(x));
-
-#else
-
-    for (i = 0; i + 8 < len; i += 8) {
-        ngx_memcpy(&w, src + i, 8);
-        w |= ngx_http_hpack_upper_mask(w) >> 2;
-        ngx_memcpy(dst + i, &w, 8);
-    }
-
-    ngx_memcpy(&w, src + len - 8, 8);
-    w |= ngx_http_hpack_upper_mask(w) >> 2;
-    ngx_memcpy(dst + len - 8, &w, 8);
-
-#endif
-
-    return dst + len;
-}
-
-
-/*
- * Sixteen octets at a time with SSE2, else eight, the tail as one
- * overlapping load (or two overlapping halves of one below eight octets)
- */
+/* whether a name has an upper-case letter (the codec takes lower case) */
 
 static ngx_uint_t
 ngx_http_hpack_has_upper(u_char *src, size_t len)
 {
-    size_t    i;
-    uint32_t  lo, hi;
-    uint64_t  w;
+    size_t  i;
 
-    if (len < 4) {
-        for (i = 0; i < len; i++) {
-            if (src[i] >= 'A' && src[i] <= 'Z') {
-                return 1;
-            }
-        }
-
-        return 0;
-    }
-
-    if (len < 8) {
-        ngx_memcpy(&lo, src, 4);
-        ngx_memcpy(&hi, src + len - 4, 4);
-        w = (uint64_t) hi << 32 | lo;
-
-        return ngx_http_hpack_upper_mask(w) != 0;
-    }
-
-#if defined(__SSE2__)
-
-    return ngx_http_hpack_any16(src, len, ngx_http_hpack_upper16);
-
-#else
-
-    for (i = 0; i + 8 < len; i += 8) {
-        ngx_memcpy(&w, src + i, 8);
-
-        if (ngx_http_hpack_upper_mask(w)) {
+    for (i = 0; i < len; i++) {
+        if (src[i] >= 'A' && src[i] <= 'Z') {
             return 1;
         }
     }
 
-    ngx_memcpy(&w, src + len - 8, 8);
-
-    return ngx_http_hpack_upper_mask(w) != 0;
-
-#endif
+    return 0;
 }
 
 
