@@ -865,28 +865,61 @@ def write(out_dir, readme=None):
         update_readme(Path(readme), out_dir, data, made)
 
 
+def headline(data, rel):
+    """README.md's headline figures of a run: /headers with a browser's
+    request headers on a warm connection, stock against the module."""
+    env = data["environment"]
+    out = ["Latest `%s` ([the report](%s/REPORT.md), %s, nginx %s, %s): "
+           "`/headers` (8 security/cache headers and a request id) with a "
+           "browser's request headers on a warm connection." % (
+               env["command"], rel, env["date"],
+               env.get("nginx_line", "?"), env["cpu"]), "",
+           "| | stock | module |", "|---|---:|---:|"]
+    w = find(data["throughput"], location="headers", headers="browser",
+             transport="h2c", conn="warm")
+    if w:
+        st = summarize(w)
+        out.append("| response header octets per response (h2load space "
+                   "savings) | %s (%.1f%%) | %s (%.1f%%) |" % (
+                       fmt(st["stock_bytes"], 1), st["stock_savings"],
+                       fmt(st["module_bytes"], 1), st["module_savings"]))
+    c = find(data["callgrind"], location="headers", headers="browser",
+             conn="warm")
+    if c:
+        s = c["builds"]["stock"]["region"]
+        m = c["builds"]["module"]["region"]
+        out.append("| header-compression instructions per request "
+                   "(callgrind) | %s | %s (%.2fx) |" % (
+                       fmt(s), fmt(m), m / s if s else 0))
+    if w:
+        out.append("| req/s over h2c, median of %d pairs | %s | %s (%.2fx, "
+                   "pairs %.2f-%.2f) |" % (
+                       st["pairs"], fmt(st["stock_rps"]),
+                       fmt(st["module_rps"]), st["ratio"], st["ratio_min"],
+                       st["ratio_max"]))
+    rows = data.get("weight") or []
+    s = nginx_memory.find(rows, "stock", 4096, "warm")
+    m = nginx_memory.find(rows, "module", 4096, "warm")
+    if s is not None and m is not None:
+        out.append("| worker memory per warm connection held open, KiB | "
+                   "%.2f | %.2f (%+.2f) |" % (s, m, m - s))
+    return out
+
+
 def update_readme(readme, out_dir, data, made):
-    """The latest full run's tables and plots between the markers of
-    bench/README.md."""
+    """The latest full run's headline figures between the markers of the
+    repository's README.md, linking to its REPORT.md.  readme is the file
+    nginx_bench.py names (bench/README.md) or README.md itself; the
+    figures go to README.md beside bench/ in both cases, the one document
+    besides the reports that gives figures."""
+    readme = Path(readme).resolve()
+    if readme.parent.name == "bench":
+        readme = readme.parent.parent / "README.md"
     text = readme.read_text()
     if README_BEGIN not in text or README_END not in text:
         return
-    rel = out_dir.resolve().relative_to(readme.parent.resolve())
-    env = data["environment"]
-    block = [README_BEGIN, "",
-             "Latest full run: %s, `%s` (commit %s%s), %s s; the whole "
-             "report is [%s/REPORT.md](%s/REPORT.md)." % (
-                 env["date"], env["command"], env["commit"],
-                 " with uncommitted changes" if env["dirty"] else "",
-                 env.get("seconds", "?"), rel, rel), ""]
-    block += targets_table(data) + [""]
-    block += callgrind_table(data) + [""]
-    block += throughput_table(data, "warm") + [""]
-    block += throughput_table(data, "cold") + [""]
-    block += proxy_section(data, "###")
-    for f, caption in made:
-        block.append("![%s](%s/%s)" % (caption, rel, f))
-    block += ["", README_END]
+    rel = out_dir.resolve().relative_to(readme.parent)
+    block = [README_BEGIN, ""] + headline(data, rel) + ["", README_END]
     head = text[:text.index(README_BEGIN)]
     tail = text[text.index(README_END) + len(README_END):]
     readme.write_text(head + "\n".join(block) + tail)
