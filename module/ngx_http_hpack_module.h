@@ -100,11 +100,12 @@ ngx_uint_t ngx_http_hpack_alloc_fails(ngx_log_t *log, const char *site);
 #define NGX_HTTP_HPACK_NAME_UA         0x08
 
 /*
- * what ngx_http_v2_validate_header() concluded of a field it accepted:
- * 0 is "not yet validated"
+ * validation outcomes, by the rules of ngx_http_v2_validate_header(): 0 is
+ * "not yet validated"
  */
 #define NGX_HTTP_HPACK_VALID           1
 #define NGX_HTTP_HPACK_INVALID         2      /* r->invalid_header */
+#define NGX_HTTP_HPACK_BAD             3      /* 400 Bad Request */
 
 /* what a connection's blocks add up to (ngx_http_hpack_status_t.in, .out) */
 #define NGX_HTTP_HPACK_WIRE            0
@@ -141,11 +142,11 @@ ngx_uint_t ngx_http_hpack_alloc_fails(ngx_log_t *log, const char *site);
 
 /*
  * The memo of a dynamic-table entry (HPACK_MEMO_SIZE bytes, zeroed by the
- * codec on insertion): what nginx concluded of the entry the first time it
- * saw it.  Name facts (hash, headers_in handler, kind, what
- * ngx_http_v2_validate_header() made of the name) hold for every entry
- * with the same name; value facts (the value accepted, the user-agent
- * class ngx_http_process_user_agent() set) for this entry only.  The
+ * codec on insertion): what holds for the entry, found the first time it is
+ * seen.  Name facts (hash, headers_in handler, kind, the name's validity)
+ * hold for every entry with the same name; value facts (the value's
+ * validity, the user-agent class ngx_http_process_user_agent() set) for
+ * this entry only.  The
  * name's validity depends on underscores_in_headers of the request's
  * server, so it is kept for both settings.
  */
@@ -164,10 +165,9 @@ typedef char  ngx_http_hpack_memo_fits_t
 
 
 /*
- * A static-table entry: its name's facts, and its value; a field indexed
- * whole takes both from here, as stock nginx takes them from its static
- * table.  The validation outcomes are learnt by each worker from the first
- * request that sends the entry.
+ * A static-table entry: its name's facts, and its value with that value's
+ * validity; a field indexed whole takes both from here, as stock nginx
+ * takes them from its static table.
  */
 
 typedef struct {

@@ -1,12 +1,12 @@
 
 /*
  * Request header blocks: the codec's dynamic table replaces nginx's.  Every
- * field goes through the functions stock nginx calls on it (its size
- * budget, ngx_http_v2_validate_header(), ngx_http_v2_pseudo_header(), the
- * cookie and headers_in handlers); what nginx concluded of a table entry
- * the first time (its name's hash and handler, the validation outcome, the
- * user-agent class) is kept in the entry's memo and reused on every
- * indexed reference.
+ * field gets what ngx_http_v2_state_process_header() gives it: the size
+ * budget, validation by the rules of ngx_http_v2_validate_header(), and
+ * nginx's own pseudo-header parser, cookie and headers_in handlers.  What
+ * holds for a table entry (its name's hash and handler, the validation
+ * outcome, the user-agent class the handler set) is found the first time
+ * and kept in the entry's memo for every indexed reference.
  */
 
 
@@ -29,15 +29,18 @@ static ngx_int_t ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
     ngx_http_hpack_conn_t *hc, hpack_field_t *f);
 static ngx_http_hpack_memo_t *ngx_http_hpack_field_facts(
     ngx_http_request_t *r, ngx_http_hpack_conn_t *hc, hpack_field_t *f,
-    ngx_http_hpack_memo_t *local);
+    ngx_uint_t us, ngx_http_hpack_memo_t *local);
 static void ngx_http_hpack_name_facts(ngx_http_core_main_conf_t *cmcf,
     const u_char *name, size_t len, ngx_http_hpack_memo_t *facts);
 static ngx_int_t ngx_http_hpack_copy_field(ngx_http_v2_connection_t *h2c,
     ngx_http_hpack_conn_t *hc, hpack_field_t *f,
     ngx_http_v2_header_t *header);
-static ngx_int_t ngx_http_hpack_validate(ngx_http_request_t *r,
-    ngx_http_hpack_conn_t *hc, hpack_field_t *f, ngx_uint_t us,
-    ngx_http_hpack_memo_t *facts, ngx_http_v2_header_t *header);
+static ngx_uint_t ngx_http_hpack_validate_name(const u_char *name,
+    size_t len, ngx_uint_t underscores);
+static ngx_uint_t ngx_http_hpack_validate_value(const u_char *value,
+    size_t len);
+static ngx_uint_t ngx_http_hpack_validate_octets(const u_char *value,
+    size_t len);
 static ngx_int_t ngx_http_hpack_never_indexed(ngx_http_request_t *r,
     ngx_str_t *value);
 static ngx_int_t ngx_http_hpack_pseudo_header(ngx_http_request_t *r,
@@ -258,13 +261,28 @@ ngx_http_hpack_process_field(ngx_http_v2_connection_t *h2c,
     cscf = ngx_http_get_module_srv_conf(r, ngx_http_core_module);
     us = cscf->underscores_in_headers ? 1 : 0;
 
-    facts = ngx_http_hpack_field_facts(r, hc, f, &local);
+    facts = ngx_http_hpack_field_facts(r, hc, f, us, &local);
 
     if (ngx_http_hpack_copy_field(h2c, hc, f, &header) != NGX_OK) {
         return HPACK_H2_INTERNAL_ERROR;
     }
 
-    if (ngx_http_hpack_validate(r, hc, f, us, facts, &header) != NGX_OK) {
+    /* ngx_http_v2_validate_header(), from the facts */
+
+    r->invalid_header = (facts->name_state[us] == NGX_HTTP_HPACK_INVALID);
+
+    if (facts->name_state[us] == NGX_HTTP_HPACK_BAD) {
+        ngx_log_error(NGX_LOG_INFO, fc->log, 0,
+                      "client sent invalid header name: \"%V\"",
+                      &header.name);
+        goto invalid;
+    }
+
+    if (facts->value_state == NGX_HTTP_HPACK_BAD) {
+        ngx_log_error(NGX_LOG_INFO, fc->log, 0,
+                      "client sent header \"%V\" with "
+                      "invalid value: \"%V\"",
+                      &header.name, &header.value);
         goto invalid;
     }
 
@@ -338,16 +356,18 @@ error:
 
 
 /*
- * What is known about a field's name: its entry's memo, the static
- * table's facts of its name, the memo of the entry its name refers to, or
- * computed now.  The facts are the entry's memo itself when there is one,
- * so an indexed field seen before costs a test; else local.
+ * What is known about a field: its entry's memo, the static table's facts
+ * of its name, the memo of the entry its name refers to, or found now.
+ * Validity is checked now where it is not known.  The facts are the
+ * entry's memo itself when there is one, so an indexed field seen before
+ * costs two tests; else local.
  */
 
 static ngx_http_hpack_memo_t *
 ngx_http_hpack_field_facts(ngx_http_request_t *r, ngx_http_hpack_conn_t *hc,
-    hpack_field_t *f, ngx_http_hpack_memo_t *local)
+    hpack_field_t *f, ngx_uint_t us, ngx_http_hpack_memo_t *local)
 {
+    u_char                        value_state;
     ngx_http_hpack_memo_t        *facts;
     ngx_http_hpack_static_t      *st;
     ngx_http_core_main_conf_t    *cmcf;
@@ -355,31 +375,41 @@ ngx_http_hpack_field_facts(ngx_http_request_t *r, ngx_http_hpack_conn_t *hc,
 
     facts = f->memo ? (ngx_http_hpack_memo_t *) f->memo : local;
 
-    if (facts != local && (facts->name_flags & NGX_HTTP_HPACK_NAME_KNOWN)) {
-        return facts;
+    if (facts == local || !(facts->name_flags & NGX_HTTP_HPACK_NAME_KNOWN)) {
+        name_memo = (const ngx_http_hpack_memo_t *) f->name_memo;
+        value_state = 0;
+
+        if (f->static_index) {
+            st = &hc->main_conf->statics[f->static_index];
+            *facts = st->facts;
+
+            if (f->representation == HPACK_REP_INDEXED) {
+                value_state = st->value_state;
+            }
+
+        } else if (name_memo
+                   && (name_memo->name_flags & NGX_HTTP_HPACK_NAME_KNOWN))
+        {
+            *facts = *name_memo;
+
+        } else {
+            cmcf = ngx_http_get_module_main_conf(r, ngx_http_core_module);
+            ngx_http_hpack_name_facts(cmcf, f->name, f->name_len, facts);
+        }
+
+        facts->value_state = value_state;
+        facts->ua = 0;
     }
 
-    name_memo = (const ngx_http_hpack_memo_t *) f->name_memo;
-
-    if (f->static_index) {
-        st = &hc->main_conf->statics[f->static_index];
-        *facts = st->facts;
-
-        facts->value_state = (f->representation == HPACK_REP_INDEXED)
-                             ? st->value_state : 0;
-        return facts;
+    if (facts->name_state[us] == 0) {
+        facts->name_state[us] = ngx_http_hpack_validate_name(f->name,
+                                                             f->name_len, us);
     }
 
-    if (name_memo && (name_memo->name_flags & NGX_HTTP_HPACK_NAME_KNOWN)) {
-        *facts = *name_memo;
-
-    } else {
-        cmcf = ngx_http_get_module_main_conf(r, ngx_http_core_module);
-        ngx_http_hpack_name_facts(cmcf, f->name, f->name_len, facts);
+    if (facts->value_state == 0) {
+        facts->value_state = ngx_http_hpack_validate_value(f->value,
+                                                           f->value_len);
     }
-
-    facts->value_state = 0;
-    facts->ua = 0;
 
     return facts;
 }
@@ -471,41 +501,93 @@ ngx_http_hpack_copy_field(ngx_http_v2_connection_t *h2c,
 
 
 /*
- * ngx_http_v2_validate_header(), once per entry: what it concluded of a
- * field it accepted is kept in the facts (the entry's memo; a static
- * entry's for a field indexed whole), and r->invalid_header is set from
- * them on the entry's next references.  A field it refused is not kept: it
- * refuses it again, and logs it, at each reference.
+ * The rules of ngx_http_v2_validate_header(), split in two so that the
+ * outcome for a name is kept apart from the outcome for a value
  */
 
-static ngx_int_t
-ngx_http_hpack_validate(ngx_http_request_t *r, ngx_http_hpack_conn_t *hc,
-    hpack_field_t *f, ngx_uint_t us, ngx_http_hpack_memo_t *facts,
-    ngx_http_v2_header_t *header)
+static ngx_uint_t
+ngx_http_hpack_validate_name(const u_char *name, size_t len,
+    ngx_uint_t underscores)
 {
-    ngx_http_hpack_static_t  *st;
+    u_char      ch;
+    ngx_uint_t  i, state;
 
-    if (facts->name_state[us] && facts->value_state) {
-        r->invalid_header = (facts->name_state[us] == NGX_HTTP_HPACK_INVALID);
-        return NGX_OK;
+    state = NGX_HTTP_HPACK_VALID;
+
+    for (i = (name[0] == ':'); i != len; i++) {
+        ch = name[i];
+
+        if ((ch >= 'a' && ch <= 'z')
+            || (ch == '-')
+            || (ch >= '0' && ch <= '9')
+            || (ch == '_' && underscores))
+        {
+            continue;
+        }
+
+        if (ch <= 0x20 || ch == 0x7f || ch == ':'
+            || (ch >= 'A' && ch <= 'Z'))
+        {
+            return NGX_HTTP_HPACK_BAD;
+        }
+
+        state = NGX_HTTP_HPACK_INVALID;
     }
 
-    if (ngx_http_v2_hpack_validate_header(r, header) != NGX_OK) {
-        return NGX_DECLINED;
+    return state;
+}
+
+
+/*
+ * A value is refused for NUL, LF or CR.  Eight octets a test, the last
+ * eight overlapping: a word with no octet below 0x0e has none of them, and
+ * the rare word that has one (a tab) is looked at octet by octet.
+ */
+
+static ngx_uint_t
+ngx_http_hpack_validate_value(const u_char *value, size_t len)
+{
+    size_t    i;
+    uint64_t  w;
+
+    if (len < 8) {
+        return ngx_http_hpack_validate_octets(value, len);
     }
 
-    facts->name_state[us] = r->invalid_header ? NGX_HTTP_HPACK_INVALID
-                                              : NGX_HTTP_HPACK_VALID;
-    facts->value_state = NGX_HTTP_HPACK_VALID;
+    for (i = 0; i < len; i += 8) {
+        if (i > len - 8) {
+            i = len - 8;
+        }
 
-    if (f->static_index && f->representation == HPACK_REP_INDEXED) {
-        st = &hc->main_conf->statics[f->static_index];
+        ngx_memcpy(&w, value + i, 8);
 
-        st->facts.name_state[us] = facts->name_state[us];
-        st->value_state = NGX_HTTP_HPACK_VALID;
+        if (((w - 0x0e0e0e0e0e0e0e0eULL) & ~w & 0x8080808080808080ULL)
+            && ngx_http_hpack_validate_octets(value + i, 8)
+               == NGX_HTTP_HPACK_BAD)
+        {
+            return NGX_HTTP_HPACK_BAD;
+        }
     }
 
-    return NGX_OK;
+    return NGX_HTTP_HPACK_VALID;
+}
+
+
+static ngx_uint_t
+ngx_http_hpack_validate_octets(const u_char *value, size_t len)
+{
+    u_char  ch;
+    size_t  i;
+
+    for (i = 0; i != len; i++) {
+        ch = value[i];
+
+        if (ch == '\0' || ch == LF || ch == CR) {
+            return NGX_HTTP_HPACK_BAD;
+        }
+    }
+
+    return NGX_HTTP_HPACK_VALID;
 }
 
 
@@ -734,7 +816,10 @@ ngx_http_hpack_static_string(ngx_pool_t *pool, ngx_str_t *dst, ngx_str_t *src)
 }
 
 
-/* per static-table entry: its strings and its name's facts, once per cycle */
+/*
+ * per static-table entry: its strings, its name's facts and validity, its
+ * value's validity, once per cycle
+ */
 
 ngx_int_t
 ngx_http_hpack_init_statics(ngx_conf_t *cf, ngx_http_hpack_main_conf_t *hmcf)
@@ -760,6 +845,13 @@ ngx_http_hpack_init_statics(ngx_conf_t *cf, ngx_http_hpack_main_conf_t *hmcf)
 
         ngx_http_hpack_name_facts(cmcf, st->name.data, st->name.len,
                                   &st->facts);
+
+        st->facts.name_state[0] = ngx_http_hpack_validate_name(st->name.data,
+                                                           st->name.len, 0);
+        st->facts.name_state[1] = ngx_http_hpack_validate_name(st->name.data,
+                                                           st->name.len, 1);
+        st->value_state = ngx_http_hpack_validate_value(st->value.data,
+                                                        st->value.len);
     }
 
     return NGX_OK;

@@ -41,6 +41,16 @@ static ngx_http_hpack_http_time_t
     ngx_http_hpack_http_times[NGX_HTTP_HPACK_HTTP_TIMES];
 
 
+/*
+ * :status as ngx_http_v2_header_filter() writes it ("%03ui"), per status
+ * below 1000, once per worker (ngx_http_hpack_status_text())
+ */
+
+#define NGX_HTTP_HPACK_STATUS_TEXTS  1000
+
+static u_char  ngx_http_hpack_status_texts[NGX_HTTP_HPACK_STATUS_TEXTS][3];
+
+
 #define ngx_http_hpack_field(hd, name, value, value_len)                      \
     ngx_http_hpack_set_field(hd, (u_char *) name, sizeof(name) - 1, value,    \
                              value_len)
@@ -50,6 +60,8 @@ static ngx_inline void ngx_http_hpack_set_field(hpack_header_t *hd,
 static void ngx_http_hpack_server(ngx_http_request_t *r,
     ngx_http_hpack_main_conf_t *hmcf, hpack_header_t *hd);
 static ngx_http_hpack_http_time_t *ngx_http_hpack_http_time(time_t t);
+static size_t ngx_http_hpack_status_text(ngx_uint_t status, u_char *buf,
+    u_char **text);
 static ngx_int_t ngx_http_hpack_content_type(ngx_http_request_t *r,
     hpack_header_t *hd);
 static ngx_int_t ngx_http_hpack_encode_list(ngx_http_request_t *r,
@@ -107,6 +119,7 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
     hpack_header_t               local[NGX_HTTP_HPACK_LOCAL_FIELDS];
 
     /* the values made here are needed only while the block is encoded */
+    u_char                      *text;
     u_char                       status[NGX_INT_T_LEN];
     u_char                       length[NGX_OFF_T_LEN];
 
@@ -130,10 +143,8 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
 
     hd = hs;
 
-    /* as ngx_http_v2_header_filter() writes a status */
-
-    len = ngx_sprintf(status, "%03ui", r->headers_out.status) - status;
-    ngx_http_hpack_field(hd, ":status", status, len);
+    len = ngx_http_hpack_status_text(r->headers_out.status, status, &text);
+    ngx_http_hpack_field(hd, ":status", text, len);
     hd++;
 
     if (r->headers_out.server == NULL) {
@@ -241,6 +252,35 @@ ngx_http_hpack_http_time(time_t t)
     }
 
     return slot;
+}
+
+
+/*
+ * The text of a status: ngx_sprintf() takes about 180 instructions to
+ * write it, on every response, where the worker's copy of the text is a
+ * load.  Statuses from 1000 ("error_page ... =code" takes any number) are
+ * written into buf.
+ */
+
+static size_t
+ngx_http_hpack_status_text(ngx_uint_t status, u_char *buf, u_char **text)
+{
+    u_char  *t;
+
+    if (status >= NGX_HTTP_HPACK_STATUS_TEXTS) {
+        *text = buf;
+        return ngx_sprintf(buf, "%03ui", status) - buf;
+    }
+
+    t = ngx_http_hpack_status_texts[status];
+
+    if (t[0] == '\0') {
+        (void) ngx_sprintf(t, "%03ui", status);
+    }
+
+    *text = t;
+
+    return 3;
 }
 
 
@@ -506,15 +546,43 @@ ngx_http_hpack_names_len(ngx_list_part_t *part, ngx_uint_t i)
 }
 
 
-/* whether a name has an upper-case letter (the codec takes lower case) */
+/* 0x80 in each octet of the word w that is 'A'..'Z', without carries */
+
+#define ngx_http_hpack_upper_mask(w)                                          \
+    (((((w) & 0x7f7f7f7f7f7f7f7fULL) + 0x3f3f3f3f3f3f3f3fULL)                \
+      ^ (((w) & 0x7f7f7f7f7f7f7f7fULL) + 0x2525252525252525ULL))             \
+     & ~(w) & 0x8080808080808080ULL)
+
+
+/*
+ * Whether a name has an upper-case letter (the codec takes lower case):
+ * eight octets a test, the last eight overlapping
+ */
 
 static ngx_uint_t
 ngx_http_hpack_has_upper(u_char *src, size_t len)
 {
-    size_t  i;
+    size_t    i;
+    uint64_t  w;
 
-    for (i = 0; i < len; i++) {
-        if (src[i] >= 'A' && src[i] <= 'Z') {
+    if (len < 8) {
+        for (i = 0; i != len; i++) {
+            if (src[i] >= 'A' && src[i] <= 'Z') {
+                return 1;
+            }
+        }
+
+        return 0;
+    }
+
+    for (i = 0; i < len; i += 8) {
+        if (i > len - 8) {
+            i = len - 8;
+        }
+
+        ngx_memcpy(&w, src + i, 8);
+
+        if (ngx_http_hpack_upper_mask(w)) {
             return 1;
         }
     }
