@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """make bench: the module build against the stock build, side by side.
 
 Both nginx 1.26.3 builds (build/nginx-stock, build/nginx-hpack), or with
@@ -60,16 +59,12 @@ import sys
 import time
 from pathlib import Path
 
-sys.dont_write_bytecode = True          # no bench/__pycache__ in the tree
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "interop"))
-import harness                                      # noqa: E402
-import nginx_callgrind                               # noqa: E402
-import nginx_memory                                  # noqa: E402
-import nginx_report                                  # noqa: E402
-import nginx_runner                                  # noqa: E402
-import nginx_wire                                    # noqa: E402
-import proxy_bench                                   # noqa: E402
+# no __pycache__ in the tree for the modules imported below (python3 -m
+# has imported bench/__init__.py by now; .gitignore leaves out the rest)
+sys.dont_write_bytecode = True
+from bench import (nginx_callgrind, nginx_memory,  # noqa: E402
+                   nginx_report, nginx_wire)
+from interop import harness, nginx_runner, proxy_bench  # noqa: E402
 
 REPO = nginx_runner.REPO
 BUILD = nginx_runner.BUILD

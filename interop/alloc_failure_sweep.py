@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """The allocation failure sweep: every allocation the module and the codec
 make for a connection's first requests fails once, and each time the
 server answers cleanly, logs it, does not crash, leaks nothing and serves
@@ -81,15 +80,13 @@ import time
 import urllib.request
 from collections import Counter
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import h2.events
+import h2.exceptions
+from hpack import NeverIndexedHeaderTuple
 
-import harness                 # noqa: E402
-from hpack import NeverIndexedHeaderTuple   # noqa: E402
-import h2.events               # noqa: E402
-import h2.exceptions           # noqa: E402
-import nginx_runner            # noqa: E402
-from cases_differential import version_at_least   # noqa: E402
-from cases_early_hints import HintsOrigin, final, hints   # noqa: E402
+from interop import harness, nginx_runner
+from interop.cases_differential import version_at_least
+from interop.cases_early_hints import HintsOrigin, final, hints
 
 DEFAULT_VERSION = "1.26.3"
 PORT = 18250 + harness.PORT_SHIFT
@@ -456,10 +453,9 @@ def workload(version, status):
 
 
 def sanitizers(server, reports):
-    san = subprocess.run([sys.executable, str(nginx_runner.REPO / "interop" /
-                                              "sanitizer_reports.py"),
+    san = subprocess.run([sys.executable, "-m", "interop.sanitizer_reports",
                           str(reports), str(server.error_log)],
-                         capture_output=True, text=True)
+                         cwd=nginx_runner.REPO, capture_output=True, text=True)
     harness.check(san.returncode == 0, "sanitizers:\n" + san.stdout[-3000:])
 
 

@@ -4,8 +4,8 @@ the builds that must behave like stock nginx put the same bytes on the wire.
 
 import re
 
-from harness import (Failure, RawH2, Skip, check, info, request_headers,
-                     run_tool)
+from interop.harness import (Failure, RawH2, Skip, check, info,
+                             request_headers, run_tool)
 
 SECURITY = [
     ("strict-transport-security",

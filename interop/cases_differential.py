@@ -37,8 +37,8 @@ from hpack.huffman_constants import REQUEST_CODES, REQUEST_CODES_LENGTH
 from hpack.table import HeaderTable
 from hyperframe.frame import PingFrame
 
-from harness import (Failure, RawH2, Skip, encode_int, h2_error_name, info,
-                     walk)
+from interop.harness import (Failure, RawH2, Skip, encode_int,
+                             h2_error_name, info, walk)
 
 PORT_OFFSET = 200               # the differential servers' port: h2c + 200
 TABLE_SIZE = 4096               # the client's encoder, nginx's default

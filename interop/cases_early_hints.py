@@ -21,8 +21,8 @@ import h2.events
 from h2.settings import SettingCodes
 from hpack import Decoder
 
-from cases_differential import Origin, version_at_least
-from harness import Failure, H2Client, Skip, check, info, run_tool
+from interop.cases_differential import Origin, version_at_least
+from interop.harness import Failure, H2Client, Skip, check, info, run_tool
 
 PORT_OFFSET = 300                   # the early hints server: h2c + 300
 REQUESTS = 1000
@@ -175,7 +175,7 @@ def epochs_of_103(tap):
 
 
 def strip_size_updates(block):
-    from harness import decode_int
+    from interop.harness import decode_int
     pos = 0
     while pos < len(block) and block[pos] & 0xe0 == 0x20:
         _, pos = decode_int(block, pos, 5)

@@ -11,8 +11,8 @@ import time
 from h2.settings import SettingCodes
 from hpack import Encoder, NeverIndexedHeaderTuple
 
-from cases_clients import REQUEST_ID, expect
-from harness import (Failure, H2Client, RawH2, Skip, check,
+from interop.cases_clients import REQUEST_ID, expect
+from interop.harness import (Failure, H2Client, RawH2, Skip, check,
                      dynamic_references,
                      all_size_updates, info, leading_size_updates,
                      octets_but_date, request_headers)

@@ -24,11 +24,11 @@ from hpack import Decoder
 from hyperframe.frame import ContinuationFrame, HeadersFrame
 from h2.settings import SettingCodes
 
-import harness
-from cases_clients import h2load
-from cases_malformed import (answer, echo_base, idx, inc, lit,
+from interop import harness
+from interop.cases_clients import h2load
+from interop.cases_malformed import (answer, echo_base, idx, inc, lit,
                              run_sequence, still_serves)
-from harness import (Failure, H2Client, RawH2, all_size_updates, check,
+from interop.harness import (Failure, H2Client, RawH2, all_size_updates, check,
                      encode_int, h2_error_name, info, leading_size_updates,
                      representations, request_headers, rss_kib)
 

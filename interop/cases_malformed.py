@@ -18,7 +18,7 @@ about an entry, and every build must answer exactly as stock does.
 """
 
 
-from harness import (Failure, RawH2, check, encode_int, info,
+from interop.harness import (Failure, RawH2, check, encode_int, info,
                      request_headers)
 
 

@@ -34,11 +34,11 @@ import urllib.request
 
 from hpack import Decoder
 
-import nginx_runner
-from cases_clients import h2load
-from cases_early_hints import HintsOrigin, supported as has_early_hints
-import harness
-from harness import (PREFACE, FrameTap, H2Client, RawH2, check, info,
+from interop import nginx_runner
+from interop.cases_clients import h2load
+from interop.cases_early_hints import HintsOrigin, supported as has_early_hints
+from interop import harness
+from interop.harness import (PREFACE, FrameTap, H2Client, RawH2, check, info,
                      representations)
 
 PORT_OFFSET = 400           # h2c + 400 (+ 2 with two workers), page + 1

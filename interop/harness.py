@@ -26,7 +26,7 @@ from hyperframe.frame import (ContinuationFrame, DataFrame, Frame,
                               RstStreamFrame, SettingsFrame,
                               WindowUpdateFrame)
 
-import nginx_runner
+from interop import nginx_runner
 
 REPO = nginx_runner.REPO
 BUILD = nginx_runner.BUILD

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Running nginx for the tests and the benchmarks: the interop suite
 (harness.py), the reverse-proxy tests and benchmark (proxy_common.py) and
 make bench (bench/nginx_bench.py) start their servers through Nginx here.

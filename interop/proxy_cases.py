@@ -17,11 +17,10 @@ import h2.settings
 from hpack import Decoder
 from hpack.struct import NeverIndexedHeaderTuple
 
-import harness
-from harness import Failure, check, info, run_tool
-from cases_clients import h2load, parse_nghttp
-import proxy_common as pc
-from proxy_common import upstream
+from interop import harness, upstream
+from interop.harness import Failure, check, info, run_tool
+from interop.cases_clients import h2load, parse_nghttp
+from interop import proxy_common as pc
 
 REQUESTS = 3000            # responses per connection
 IN_FLIGHT = 20             # streams open at once (python3-h2)
