@@ -43,8 +43,8 @@ from pathlib import Path
 
 from bench import nginx_callgrind
 from interop import nginx_runner, upstream
-from interop import proxy_common as pc
 from interop.harness import PORT_SHIFT, Failure, Results, check, info
+from interop.harness import proxy as pc
 
 ORIGIN_PORT = 19602 + PORT_SHIFT
 PORTS = {k: p + PORT_SHIFT for k, p in

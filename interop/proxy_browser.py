@@ -40,17 +40,18 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from interop import harness, nginx_runner, upstream
 from interop.harness import Failure, Results, check, info
-from interop import proxy_common as pc
+from interop.harness import proxy as pc
 
 ORIGIN_PORT = 19601
 PORTS = {"on": 19653, "big": 19654, "stock": 19655}
 LOADS = 3
 WORK = pc.PROXY_WORK / "browser"
 NODE_DIR = harness.BUILD / "node"
-JS = pc.HERE / "proxy_browser.js"
+JS = Path(__file__).resolve().parent / "proxy_browser.js"
 HTTP2_TROUBLE = re.compile(r"ERR_HTTP2|ERR_SPDY|COMPRESSION|PROTOCOL_ERROR")
 
 RESULTS = {}                    # server kind -> the driver's JSON

@@ -2,7 +2,7 @@
 (interop/upstream.py), clients on HTTP/2 over TLS.
 
 Every response of the origin is a pure function of its path, so each test
-knows the header list an HTTP/2 client must decode (proxy_common.
+knows the header list an HTTP/2 client must decode (harness.proxy.
 expected_headers: the origin's lines, names lowercased, order and
 duplicates kept, minus what nginx drops or replaces).  Thousands of
 responses go over one connection, so the encoder's table fills, evicts and
@@ -19,8 +19,8 @@ from hpack.struct import NeverIndexedHeaderTuple
 
 from interop import harness, upstream
 from interop.harness import Failure, check, info, run_tool
-from interop.cases_clients import h2load, parse_nghttp
-from interop import proxy_common as pc
+from interop.harness import proxy as pc
+from interop.harness.tools import h2load, parse_nghttp
 
 REQUESTS = 3000            # responses per connection
 IN_FLIGHT = 20             # streams open at once (python3-h2)

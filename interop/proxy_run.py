@@ -22,7 +22,7 @@ The cases, each against every proxy where it means something:
                              (20 in flight) over 1,000 origin responses:
                              every header list and body exactly as the
                              origin sent it, as nginx passes it on
-                             (proxy_common.expected_headers); the 64k
+                             (harness.proxy.expected_headers); the 64k
                              server with the client's table at 65536
   secrets_and_short_cookies_ the raw representation of each field off the
   are_never_indexed_...      wire: authorization, proxy-authorization,
@@ -47,10 +47,9 @@ import signal
 import sys
 import time
 
-from interop import harness, nginx_runner
-from interop import proxy_cases
-from interop import proxy_common as pc
+from interop import harness, nginx_runner, proxy_cases
 from interop.harness import Filtered, Results, no_crash_or_alert
+from interop.harness import proxy as pc
 
 ORIGIN_PORT = 19600
 PORTS = {"on": 19643, "small": 19644, "big": 19645, "stock": 19646}

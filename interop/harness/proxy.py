@@ -3,7 +3,7 @@ share: the origin (interop/upstream.py as a process), nginx proxies made
 from conf/proxy.conf, what a client must see of an origin response after
 nginx, and a parse of HPACK representations off the wire.
 
-The servers reuse interop/harness.py's Server (nginx_runner.py: start in
+The servers reuse the harness's Server (nginx_runner.py: start in
 the foreground, stop on exit, stale masters, ports, logs); only the
 configuration differs: it is conf/proxy.conf itself with ports, paths and
 table size substituted.
@@ -19,7 +19,6 @@ from pathlib import Path
 from interop import harness, nginx_runner
 from interop.harness import Failure, Results, Server
 
-HERE = Path(__file__).resolve().parent
 
 PROXY_CONF = harness.REPO / "conf" / "proxy.conf"
 PROXY_WORK = harness.BUILD / "proxy-interop"
