@@ -80,7 +80,7 @@ VERSION = "1.26.3"
 # a `make nginx-1.26` elsewhere during the run changes nothing measured.
 SNAPSHOT = WORK / "bin"
 MODULE_SO = nginx_runner.MODULE_SO
-# INTEROP_PORT_SHIFT=N moves every port by N (interop/harness.py)
+# INTEROP_PORT_SHIFT=N moves every port by N (interop/harness/)
 PORTS = {b: (h + harness.PORT_SHIFT, t + harness.PORT_SHIFT) for b, (h, t) in
          {"stock": (19080, 19443), "module": (19081, 19444)}.items()}
 CG_PORTS = {b: (h + harness.PORT_SHIFT, t + harness.PORT_SHIFT) for b, (h, t)
