@@ -36,11 +36,14 @@ dies (PR_SET_PDEATHSIG), and a server left by a run killed with SIGKILL is
 found by its pid file and stopped at the next start (interop/nginx_runner.py
 runs every server).
 
-    bench/nginx_bench.py                 the full run (make bench)
-    bench/nginx_bench.py --quick         a smoke run (make bench QUICK=1)
-    bench/nginx_bench.py --only callgrind
-    bench/nginx_bench.py --only memory   make bench-memory
-    bench/nginx_bench.py --report DIR    redo REPORT.md and plots from DIR
+From the repository's root, by /usr/bin/python3:
+
+    python3 -m bench.nginx_bench            the full run (make bench)
+    python3 -m bench.nginx_bench --quick    a smoke run (make bench QUICK=1)
+    python3 -m bench.nginx_bench --only callgrind
+    python3 -m bench.nginx_bench --only memory   make bench-memory
+    python3 -m bench.nginx_bench --report DIR    redo REPORT.md and plots
+                                                 from DIR
 """
 
 import argparse
@@ -723,7 +726,7 @@ def main():
                     "build/bench/nginx/quick/)")
     ap.add_argument("--report", metavar="DIR",
                     help="only rebuild REPORT.md and the plots of DIR")
-    ap.add_argument("--command", default="bench/nginx_bench.py",
+    ap.add_argument("--command", default="python3 -m bench.nginx_bench",
                     help="the command to show in the report")
     ap.add_argument("--version", default=VERSION,
                     help="the nginx line whose builds run (make nginx-VERSION)")

@@ -21,7 +21,7 @@
 #
 # The check counts the instructions executed in nginx's own code and the
 # module's (the objects sbin/nginx and ngx_http_hpack_module.so, from
-# callgrind's ob= records: bench/nginx_callgrind.py --objects), not those
+# callgrind's ob= records: bench/nginx_callgrind.py's --objects), not those
 # in libc and the dynamic loader: glibc's malloc costs a request more or
 # less depending on the heap's layout, which the module's configuration-time
 # allocations and even the length of the checkout's path shift (moving the

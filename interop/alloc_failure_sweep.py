@@ -3,8 +3,8 @@ make for a connection's first requests fails once, and each time the
 server answers cleanly, logs it, does not crash, leaks nothing and serves
 the next connection.
 
-    BUILD=build interop/alloc_failure_sweep.py [--version V] [--plain]
-        [--status] [--at N,N]
+    BUILD=build /usr/bin/python3 -m interop.alloc_failure_sweep
+        [--version V] [--plain] [--status] [--at N,N]
 
 Runs build/nginx-hpack-asan-fail-alloc (make nginx-asan-fail-alloc: the
 sanitizer build with NGX_HTTP_HPACK_FAIL_ALLOC, where the worker counts
