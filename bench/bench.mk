@@ -115,8 +115,8 @@ bench-codec: $(BENCH_BIN)
 	        --paired-out=$$f --paired-codec=$(BENCH_CODEC_ID) || exit 1; \
 	done
 	@echo
-	set -o pipefail; { $(PYTHON) bench/report_codec.py $(BENCH_JSON) \
-	    && echo && $(PYTHON) bench/report_codec.py --paired $(BENCH_PAIRED_ALL); } \
+	set -o pipefail; { $(PYTHON) -m bench.report_codec $(BENCH_JSON) \
+	    && echo && $(PYTHON) -m bench.report_codec --paired $(BENCH_PAIRED_ALL); } \
 	    | tee $(BENCH_DIR)/codec-report.md
 
 ## instructions per codec operation under callgrind, deterministic
@@ -128,7 +128,7 @@ bench-codec-callgrind: $(BENCH_BIN)
 	    --callgrind-iters=$(BENCH_CG_ITERS) > $(BENCH_CG_DIR)/valgrind.log 2>&1 \
 	    || { cat $(BENCH_CG_DIR)/valgrind.log; exit 1; }
 	@echo
-	set -o pipefail; $(PYTHON) bench/report_codec.py --callgrind \
+	set -o pipefail; $(PYTHON) -m bench.report_codec --callgrind \
 	    $(BENCH_CG_DIR) --annotate --codec=$(BENCH_CODEC_ID) \
 	    | tee $(BENCH_DIR)/codec-callgrind.md
 

@@ -11,7 +11,7 @@
 
 NGX_BENCH_NGINX  := nginx-$(or $(NGINX_VERSION),1.26)
 
-NGX_BENCH        := $(PYTHON) bench/nginx_bench.py
+NGX_BENCH        := $(PYTHON) -m bench.nginx_bench
 NGX_BENCH_PAIRS  ?=
 NGX_BENCH_OUT    ?=
 NGX_BENCH_ARGS   ?=

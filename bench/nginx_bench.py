@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """make bench: the module build against the stock build, side by side.
 
 Both nginx 1.26.3 builds (build/nginx-stock, build/nginx-hpack), or with
@@ -37,11 +36,14 @@ dies (PR_SET_PDEATHSIG), and a server left by a run killed with SIGKILL is
 found by its pid file and stopped at the next start (interop/nginx_runner.py
 runs every server).
 
-    bench/nginx_bench.py                 the full run (make bench)
-    bench/nginx_bench.py --quick         a smoke run (make bench QUICK=1)
-    bench/nginx_bench.py --only callgrind
-    bench/nginx_bench.py --only memory   make bench-memory
-    bench/nginx_bench.py --report DIR    redo REPORT.md and plots from DIR
+From the repository's root, by /usr/bin/python3:
+
+    python3 -m bench.nginx_bench            the full run (make bench)
+    python3 -m bench.nginx_bench --quick    a smoke run (make bench QUICK=1)
+    python3 -m bench.nginx_bench --only callgrind
+    python3 -m bench.nginx_bench --only memory   make bench-memory
+    python3 -m bench.nginx_bench --report DIR    redo REPORT.md and plots
+                                                 from DIR
 """
 
 import argparse
@@ -60,16 +62,12 @@ import sys
 import time
 from pathlib import Path
 
-sys.dont_write_bytecode = True          # no bench/__pycache__ in the tree
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "interop"))
-import harness                                      # noqa: E402
-import nginx_callgrind                               # noqa: E402
-import nginx_memory                                  # noqa: E402
-import nginx_report                                  # noqa: E402
-import nginx_runner                                  # noqa: E402
-import nginx_wire                                    # noqa: E402
-import proxy_bench                                   # noqa: E402
+# no __pycache__ in the tree for the modules imported below (python3 -m
+# has imported bench/__init__.py by now; .gitignore leaves out the rest)
+sys.dont_write_bytecode = True
+from bench import (nginx_callgrind, nginx_memory,  # noqa: E402
+                   nginx_report, nginx_wire)
+from interop import harness, nginx_runner, proxy_bench  # noqa: E402
 
 REPO = nginx_runner.REPO
 BUILD = nginx_runner.BUILD
@@ -85,7 +83,7 @@ VERSION = "1.26.3"
 # a `make nginx-1.26` elsewhere during the run changes nothing measured.
 SNAPSHOT = WORK / "bin"
 MODULE_SO = nginx_runner.MODULE_SO
-# INTEROP_PORT_SHIFT=N moves every port by N (interop/harness.py)
+# INTEROP_PORT_SHIFT=N moves every port by N (interop/harness/)
 PORTS = {b: (h + harness.PORT_SHIFT, t + harness.PORT_SHIFT) for b, (h, t) in
          {"stock": (19080, 19443), "module": (19081, 19444)}.items()}
 CG_PORTS = {b: (h + harness.PORT_SHIFT, t + harness.PORT_SHIFT) for b, (h, t)
@@ -728,7 +726,7 @@ def main():
                     "build/bench/nginx/quick/)")
     ap.add_argument("--report", metavar="DIR",
                     help="only rebuild REPORT.md and the plots of DIR")
-    ap.add_argument("--command", default="bench/nginx_bench.py",
+    ap.add_argument("--command", default="python3 -m bench.nginx_bench",
                     help="the command to show in the report")
     ap.add_argument("--version", default=VERSION,
                     help="the nginx line whose builds run (make nginx-VERSION)")

@@ -598,10 +598,11 @@ def summary_text(title, delta, per, lo_hi):
 # ------------------------------------------------------------------- main
 
 def main(argv):
-    """nginx_callgrind.py --objects FILE: self instructions per ELF object,
+    """python3 -m bench.nginx_callgrind --objects FILE: self instructions per ELF object,
     one "COUNT OBJECT" line each (bench/stock_cost.sh)."""
     if len(argv) != 3 or argv[1] != "--objects":
-        sys.stderr.write("usage: nginx_callgrind.py --objects CALLGRIND_OUT\n")
+        sys.stderr.write("usage: python3 -m bench.nginx_callgrind --objects "
+                         "CALLGRIND_OUT\n")
         return 2
     profile = Profile(argv[2])
     if not profile.complete:

@@ -24,12 +24,9 @@ servers.
 
 import resource
 import statistics
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import nginx_wire                                    # noqa: E402
+from bench import nginx_wire
 
 SIZES = (4096, 16384, 65536)
 STATES = ("idle", "warm")

@@ -1,17 +1,14 @@
 """REPORT.md and the plots of a `make bench` run, from its results.json.
 
-    /usr/bin/python3 bench/nginx_bench.py --report bench/results/<date>
+    /usr/bin/python3 -m bench.nginx_bench --report bench/results/<date>
 """
 
 import json
 import statistics
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import nginx_callgrind                               # noqa: E402
-import nginx_memory                                  # noqa: E402
-from nginx_runner import MODULE_SO                   # noqa: E402
+from bench import nginx_callgrind, nginx_memory
+from interop.nginx_runner import MODULE_SO
 
 # Targets of the issue, and stock's figures measured before this harness.
 TARGETS = {
@@ -598,7 +595,7 @@ def proxy_section(data, level="##"):
     proxy = data.get("proxy")
     if not proxy:
         return []
-    import proxy_bench              # interop/, on the path of nginx_bench.py
+    from interop import proxy_bench
     cfg = proxy["config"]
     return [level + " The reverse-proxy workload (conf/proxy.conf, TLS)", "",
             "Stock and the module (%s) in front of one origin "

@@ -8,14 +8,11 @@ its kind (RFC 7541 section 6) and its size on the wire.
 """
 
 import socket
-import sys
 import time
-from pathlib import Path
 
 from hpack import Decoder, Encoder
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "interop"))
-import harness                                       # noqa: E402
+from interop import harness
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 HEADERS, SETTINGS, CONTINUATION, DATA = 0x1, 0x4, 0x9, 0x0

@@ -21,7 +21,7 @@
 #
 # The check counts the instructions executed in nginx's own code and the
 # module's (the objects sbin/nginx and ngx_http_hpack_module.so, from
-# callgrind's ob= records: bench/nginx_callgrind.py --objects), not those
+# callgrind's ob= records: bench/nginx_callgrind.py's --objects), not those
 # in libc and the dynamic loader: glibc's malloc costs a request more or
 # less depending on the heap's layout, which the module's configuration-time
 # allocations and even the length of the checkout's path shift (moving the
@@ -67,7 +67,7 @@ command -v valgrind >/dev/null && command -v h2load >/dev/null || {
     exit 2
 }
 
-port="$("$python" "$repo/interop/nginx_runner.py" free-port)"
+port="$(pymodule interop.nginx_runner free-port)"
 
 ua='Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36'
 accept='text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8'
@@ -149,8 +149,7 @@ run() {
     # Self cost of the nginx binary's and the module's objects, read from
     # callgrind's ob= records (callgrind_annotate leaves some inlined code
     # without its object, and how much varied between rounds).
-    own="$("$python" "$repo/bench/nginx_callgrind.py" --objects \
-               "$d/callgrind.out" \
+    own="$(pymodule bench.nginx_callgrind --objects "$(absolute "$d")/callgrind.out" \
            | awk '$2 ~ /(\/sbin\/nginx|\/ngx_http_hpack_module\.so)$/ {
                       s += $1 }
                   END { print s + 0 }')"

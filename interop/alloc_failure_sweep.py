@@ -1,11 +1,10 @@
-#!/usr/bin/python3
 """The allocation failure sweep: every allocation the module and the codec
 make for a connection's first requests fails once, and each time the
 server answers cleanly, logs it, does not crash, leaks nothing and serves
 the next connection.
 
-    BUILD=build interop/alloc_failure_sweep.py [--version V] [--plain]
-        [--status] [--at N,N]
+    BUILD=build /usr/bin/python3 -m interop.alloc_failure_sweep
+        [--version V] [--plain] [--status] [--at N,N]
 
 Runs build/nginx-hpack-asan-fail-alloc (make nginx-asan-fail-alloc: the
 sanitizer build with NGX_HTTP_HPACK_FAIL_ALLOC, where the worker counts
@@ -30,7 +29,7 @@ storage; the fourth adds a field of 30,000 octets, which h2 splits
 between HEADERS and CONTINUATION.  From nginx 1.29 on (early_hints,
 max_headers) three requests go to a location that proxies an HTTP/1.1
 origin on 127.0.0.1 which answers with a 103 Early Hints (Link fields
-as in interop/cases_early_hints.py, spelt "Link") and then a 200, passed
+as in the Early Hints tests, spelt "Link") and then a 200, passed
 on with "early_hints $http2;": two before the workload (the first's 103
 of 40 Link fields is the connection's first block: the module makes its
 encoder and grows its table for a 103; the second repeats 2 of its
@@ -81,15 +80,13 @@ import time
 import urllib.request
 from collections import Counter
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import h2.events
+import h2.exceptions
+from hpack import NeverIndexedHeaderTuple
 
-import harness                 # noqa: E402
-from hpack import NeverIndexedHeaderTuple   # noqa: E402
-import h2.events               # noqa: E402
-import h2.exceptions           # noqa: E402
-import nginx_runner            # noqa: E402
-from cases_differential import version_at_least   # noqa: E402
-from cases_early_hints import HintsOrigin, final, hints   # noqa: E402
+from interop import harness, nginx_runner
+from interop.harness.origins import (HintsOrigin, early_hints_supported,
+                                     final, hints)
 
 DEFAULT_VERSION = "1.26.3"
 PORT = 18250 + harness.PORT_SHIFT
@@ -213,8 +210,8 @@ WORKLOAD = [
 
 
 def early(i):
-    """The Link fields of the origin's 103 for /eh/<i>: those of
-    interop/cases_early_hints.py, and for /eh/10 36 more (more than the
+    """The Link fields of the origin's 103 for /eh/<i>: those of the
+    Early Hints tests (hints()), and for /eh/10 36 more (more than the
     module's encoder keeps on the stack, and more than the encoder's table
     holds at first)."""
     links = hints(i)
@@ -225,21 +222,14 @@ def early(i):
 
 
 class EarlyHintsOrigin(HintsOrigin):
-    """The origin of interop/cases_early_hints.py with the 103s of early()
+    """The origin of the Early Hints tests with the 103s of early()
     and their names spelt "Link", as origins send them (the module lowers
     such a name into an allocation of its own)."""
 
-    def respond(self, head):
-        m = re.match(rb"GET /eh/(\d+) ", head)
-        if not m:
-            return super().respond(head)
-        i = int(m.group(1))
-        fields, body = final(i)
-        return (b"HTTP/1.1 103 Early Hints\r\n"
-                + b"".join(b"Link: %s\r\n" % v for _, v in early(i))
-                + b"\r\nHTTP/1.1 200 OK\r\n"
-                + b"".join(b"%s: %s\r\n" % f for f in fields)
-                + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    LINK = b"Link"
+
+    def links(self, i):
+        return [v for _, v in early(i)]
 
 
 def hinted(i):
@@ -276,10 +266,6 @@ def install(version):
     return nginx_runner.BUILD / ("nginx-%s-hpack-asan-fail-alloc" % version)
 
 
-def has_hints(version):
-    return version_at_least(version, 1, 29)
-
-
 class Server(nginx_runner.Nginx):
     error = harness.Failure
     stop_signal = nginx_runner.signal.SIGQUIT   # graceful: LSan runs
@@ -296,7 +282,7 @@ class Server(nginx_runner.Nginx):
         subst["STATUS"] = STATUS if self.status else ""
         subst["STATUS_SERVER"] = (STATUS_SERVER % PAGE_PORT if self.status
                                   else "")
-        hinting = has_hints(self.version)
+        hinting = early_hints_supported(self.version)
         subst["HINTS_UPSTREAM"] = (HINTS_UPSTREAM
                                    % EarlyHintsOrigin.shared().port
                                    if hinting else "")
@@ -450,16 +436,15 @@ def connection(requests, missing):
 
 def workload(version, status):
     requests = list(WORKLOAD)
-    if has_hints(version):
+    if early_hints_supported(version):
         requests = HINTS_FIRST + requests + HINTS_LAST
     return requests + [STATUS_REQUEST] if status else requests
 
 
 def sanitizers(server, reports):
-    san = subprocess.run([sys.executable, str(nginx_runner.REPO / "interop" /
-                                              "sanitizer_reports.py"),
+    san = subprocess.run([sys.executable, "-m", "interop.sanitizer_reports",
                           str(reports), str(server.error_log)],
-                         capture_output=True, text=True)
+                         cwd=nginx_runner.REPO, capture_output=True, text=True)
     harness.check(san.returncode == 0, "sanitizers:\n" + san.stdout[-3000:])
 
 
@@ -593,7 +578,7 @@ def first_connection_allocations(version, status, reports):
         server.stop()
     sanitizers(server, reports)
     log = server.error_log_text()
-    harness.check(not has_hints(version)
+    harness.check(not early_hints_supported(version)
                   or "client sent too many header lines" in log,
                   "the 400 is not max_headers's")
     # those of the first connection: the status page's own are not swept

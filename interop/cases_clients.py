@@ -4,81 +4,10 @@ the builds that must behave like stock nginx put the same bytes on the wire.
 
 import re
 
-from harness import (Failure, RawH2, Skip, check, info, request_headers,
-                     run_tool)
-
-SECURITY = [
-    ("strict-transport-security",
-     "max-age=63072000; includeSubDomains; preload"),
-    ("content-security-policy",
-     "default-src 'self'; script-src 'self' https://cdn.example.com; "
-     "style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-     "frame-ancestors 'none'"),
-    ("x-content-type-options", "nosniff"),
-    ("x-frame-options", "DENY"),
-    ("referrer-policy", "strict-origin-when-cross-origin"),
-    ("permissions-policy", "geolocation=(), microphone=(), camera=()"),
-    ("cross-origin-opener-policy", "same-origin"),
-    ("cache-control", "public, max-age=3600, stale-while-revalidate=60"),
-]
-
-REQUEST_ID = re.compile(r"^[0-9a-f]{32}$")
-MSEC = re.compile(r"^\d{10}\.\d{3}$")
-
-ECHO_VALUE = "interop-echo-value-1"
-
-
-def expect(path, status, headers, trailers=None, ua=None):
-    """Checks one response (headers as a list of (str, str)) against what
-    the configuration says the path returns; the failure says what is
-    wrong."""
-    got = {}
-    for name, value in headers:
-        got.setdefault(name, []).append(value)
-    where = "GET %s" % path
-
-    def one(name):
-        values = got.get(name, [])
-        check(len(values) == 1, "%s: %s appears %d times (%r)"
-              % (where, name, len(values), values))
-        return values[0]
-
-    check(one(":status") == str(status), "%s: status %s, expected %s"
-          % (where, one(":status"), status))
-    check(one("server").startswith("nginx"), "%s: server %r"
-          % (where, one("server")))
-    check(re.match(r"^\w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d GMT$",
-                   one("date")), "%s: date %r" % (where, one("date")))
-    if path in ("/security", "/headers"):
-        for name, value in SECURITY:
-            check(one(name) == value, "%s: %s is %r, expected %r"
-                  % (where, name, one(name), value))
-    if path in ("/headers", "/echo", "/trailers"):
-        check(REQUEST_ID.match(one("x-request-id")), "%s: x-request-id %r"
-              % (where, one("x-request-id")))
-    if path == "/echo":
-        check(one("x-echo-h00") == ECHO_VALUE, "%s: x-echo-h00 %r, sent %r"
-              % (where, one("x-echo-h00"), ECHO_VALUE))
-        check(one("x-echo-method") == "GET", "%s: x-echo-method %r"
-              % (where, one("x-echo-method")))
-        if ua:
-            check(one("x-echo-ua").startswith(ua), "%s: x-echo-ua %r, "
-                  "client is %r" % (where, one("x-echo-ua"), ua))
-        check(one("x-secret-token") == "s3cr3t-constant",
-              "%s: x-secret-token %r" % (where, one("x-secret-token")))
-        check(MSEC.match(one("x-msec")), "%s: x-msec %r"
-              % (where, one("x-msec")))
-    if path == "/tiny":
-        check(one("content-length") == "3", "%s: content-length %r"
-              % (where, one("content-length")))
-    if path == "/redirect":
-        check(one("location").endswith("/tiny"), "%s: location %r"
-              % (where, one("location")))
-    if trailers is not None and path == "/trailers":
-        t = dict(trailers)
-        check(t.get("x-checksum") == "0123456789abcdef",
-              "%s: trailers %r" % (where, trailers))
-
+from interop.harness import (Failure, RawH2, Skip, check, info,
+                             request_headers, run_tool)
+from interop.harness.responses import ECHO_VALUE, expect
+from interop.harness.tools import h2load, parse_nghttp
 
 # the paths each client asks for, on one connection, twice over so that the
 # second round can use what the first put in the dynamic table
@@ -86,36 +15,6 @@ PATHS = [("/headers", 200), ("/security", 200), ("/echo", 200),
          ("/tiny", 200), ("/redirect", 302), ("/trailers", 200),
          ("/nope", 404)]
 ROUNDS = PATHS + [(p + "?again", st) for p, st in PATHS[:3]]
-
-
-def parse_nghttp(out):
-    """nghttp -nv output: {stream id: {"path", "headers", "sensitive"}}."""
-    streams = {}
-    current = None
-    for line in out.splitlines():
-        m = re.search(r"send HEADERS frame <.*stream_id=(\d+)>", line)
-        if m:
-            current = int(m.group(1))
-            streams[current] = {"path": None, "headers": [],
-                                "sensitive": set()}
-            continue
-        m = re.match(r"^\s+:path: (.*)$", line)
-        if m and current is not None and streams[current]["path"] is None:
-            streams[current]["path"] = m.group(1)
-            continue
-        m = re.search(r"recv \(stream_id=(\d+)(, sensitive)?\) ([^:]+|:\w+): "
-                      r"(.*)$", line)
-        if m:
-            s = streams.setdefault(int(m.group(1)),
-                                   {"path": None, "headers": [],
-                                    "sensitive": set()})
-            s["headers"].append((m.group(3), m.group(4)))
-            if m.group(2):
-                s["sensitive"].add(m.group(3))
-            continue
-        if line.startswith("["):
-            current = None
-    return streams
 
 
 def split_trailers(headers):
@@ -209,20 +108,6 @@ def curl_gets_correct_responses(server, tls):
         if tls:
             check(conns.count("1") == 1, "curl used %d connections for %d "
                   "requests" % (conns.count("1"), len(want)))
-
-
-H2LOAD_REQUESTS = re.compile(
-    r"requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, "
-    r"(\d+) failed, (\d+) errored, (\d+) timeout")
-
-
-def h2load(args):
-    rc, out = run_tool(["h2load"] + args, timeout=300)
-    m = H2LOAD_REQUESTS.search(out)
-    if not m:
-        raise Failure("h2load exited %d without a summary: %s"
-                      % (rc, out[-800:]))
-    return rc, out, [int(x) for x in m.groups()]
 
 
 def h2load_smoke(server, tls):

@@ -28,17 +28,15 @@ COMPRESSION_ERROR there.
 
 import functools
 import random
-import socket
-import threading
 import time
 
-from hpack.huffman import HuffmanEncoder
-from hpack.huffman_constants import REQUEST_CODES, REQUEST_CODES_LENGTH
 from hpack.table import HeaderTable
 from hyperframe.frame import PingFrame
 
-from harness import (Failure, RawH2, Skip, encode_int, h2_error_name, info,
-                     walk)
+from interop.harness import (Failure, RawH2, Skip, encode_int,
+                             h2_error_name, info, version_at_least, walk)
+from interop.harness.blocks import string
+from interop.harness.origins import Origin
 
 PORT_OFFSET = 200               # the differential servers' port: h2c + 200
 TABLE_SIZE = 4096               # the client's encoder, nginx's default
@@ -90,10 +88,6 @@ ALLOWED = {
 }
 
 
-def version_at_least(version, *want):
-    return tuple(int(x) for x in version.split(".")) >= want
-
-
 def variants(version):
     if version_at_least(version, 1, 29):
         return VARIANTS + [MAX_HEADERS_VARIANT]
@@ -102,80 +96,6 @@ def variants(version):
 
 def diff_port(server):
     return server.h2c_port + PORT_OFFSET
-
-
-# ------------------------------------------------------------- the origin
-
-class Origin:
-    """An HTTP/1.1 origin on 127.0.0.1 (a thread per connection, keep-alive)
-    that answers every request with its own head: the request line and
-    header lines exactly as nginx sent them."""
-
-    _running = {}                   # class -> its one instance
-
-    @classmethod
-    def shared(cls):
-        """The one origin of this class, started at the first call."""
-        if cls not in Origin._running:
-            Origin._running[cls] = cls()
-        return Origin._running[cls]
-
-    def __init__(self):
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.port = self.sock.getsockname()[1]
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,),
-                             daemon=True).start()
-
-    def _serve(self, conn):
-        buf = b""
-        try:
-            while True:
-                while b"\r\n\r\n" not in buf:
-                    data = conn.recv(65536)
-                    if not data:
-                        return
-                    buf += data
-                head, buf = buf.split(b"\r\n\r\n", 1)
-                buf = self._skip_body(conn, head, buf)
-                conn.sendall(self.respond(head))
-        except OSError:
-            pass
-        finally:
-            conn.close()
-
-    def respond(self, head):
-        """The bytes that answer a request whose head (without the blank
-        line) is head."""
-        return (b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
-                b"Content-Length: %d\r\n\r\n%s" % (len(head), head))
-
-    @staticmethod
-    def _skip_body(conn, head, buf):
-        """Reads the request body (Content-Length or chunked) off buf and
-        the socket, returns what follows it."""
-        lines = [line.lower() for line in head.split(b"\r\n")[1:]]
-        length = 0
-        for line in lines:
-            if line.startswith(b"content-length:"):
-                length = int(line.split(b":", 1)[1])
-        if b"transfer-encoding: chunked" in lines:
-            while b"\r\n0\r\n\r\n" not in b"\r\n" + buf:
-                buf += conn.recv(65536)
-            return (b"\r\n" + buf).split(b"\r\n0\r\n\r\n", 1)[1]
-        while len(buf) < length:
-            buf += conn.recv(65536)
-        return buf[length:]
 
 
 def server_block(server):
@@ -486,16 +406,6 @@ def corpus(version, count=2400):
 
 
 # ------------------------------------------------------------ the blocks
-
-_HUFFMAN = HuffmanEncoder(REQUEST_CODES, REQUEST_CODES_LENGTH)
-
-
-def string(s, huffman):
-    if huffman:
-        data = _HUFFMAN.encode(s)
-        return encode_int(len(data), 7, 0x80) + data
-    return encode_int(len(s), 7) + s
-
 
 STATIC_NAMES = {}
 for _i, (_n, _v) in enumerate(HeaderTable.STATIC_TABLE, 1):

@@ -21,50 +21,15 @@ import h2.events
 from h2.settings import SettingCodes
 from hpack import Decoder
 
-from cases_differential import Origin, version_at_least
-from harness import Failure, H2Client, Skip, check, info, run_tool
+from interop.harness import Failure, H2Client, Skip, check, info, run_tool
+from interop.harness.origins import (HintsOrigin, early_hints_supported,
+                                     final, hints)
 
 PORT_OFFSET = 300                   # the early hints server: h2c + 300
 REQUESTS = 1000
 IN_FLIGHT = 10
 # SETTINGS_HEADER_TABLE_SIZE before each quarter of the requests
 TABLE_SIZES = (4096, 0, 1024, 65536)
-
-
-def hints(i):
-    """The Link fields of the 103 for /eh/<i>."""
-    links = [b"</static/app.css>; rel=preload; as=style",
-             b"</static/app.js>; rel=preload; as=script",
-             b"</img/hero-%d.webp>; rel=preload; as=image" % (i % 8)]
-    if i % 5 == 0:
-        links.append(b"<https://cdn-%d.example.com>; rel=preconnect" % i)
-    return [(b"link", v) for v in links]
-
-
-def final(i):
-    """The origin's fields of the 200 for /eh/<i> (nginx adds server, date,
-    content-length), and its body."""
-    return ([(b"content-type", b"text/plain"), (b"x-eh-n", b"%d" % i),
-             (b"cache-control", b"max-age=%d" % (i % 3))],
-            b"eh %d\n" % i)
-
-
-class HintsOrigin(Origin):
-    def respond(self, head):
-        m = re.match(rb"GET /eh/(\d+) ", head)
-        if not m:
-            return b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
-        i = int(m.group(1))
-        early = b"".join(b"%s: %s\r\n" % f for f in hints(i))
-        fields, body = final(i)
-        return (b"HTTP/1.1 103 Early Hints\r\n" + early + b"\r\n"
-                + b"HTTP/1.1 200 OK\r\n"
-                + b"".join(b"%s: %s\r\n" % f for f in fields)
-                + b"Content-Length: %d\r\n\r\n" % len(body) + body)
-
-
-def supported(version):
-    return version_at_least(version, 1, 29)
 
 
 def hints_port(server):
@@ -92,7 +57,7 @@ def server_block(server):
 def configure(servers):
     """Adds the early hints server where nginx has early_hints."""
     for s in servers:
-        if supported(s.version):
+        if early_hints_supported(s.version):
             s.extra += server_block(s)
 
 
@@ -175,7 +140,7 @@ def epochs_of_103(tap):
 
 
 def strip_size_updates(block):
-    from harness import decode_int
+    from interop.harness import decode_int
     pos = 0
     while pos < len(block) and block[pos] & 0xe0 == 0x20:
         _, pos = decode_int(block, pos, 5)
@@ -288,7 +253,7 @@ def register(results, servers):
         server = servers[kind]
 
         def run(server=server):
-            if not supported(server.version):
+            if not early_hints_supported(server.version):
                 raise Skip("nginx %s has no early_hints (nginx 1.29 and "
                            "later send 103 Early Hints)" % server.version)
             if server.proc is None:

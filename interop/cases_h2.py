@@ -11,11 +11,11 @@ import time
 from h2.settings import SettingCodes
 from hpack import Encoder, NeverIndexedHeaderTuple
 
-from cases_clients import REQUEST_ID, expect
-from harness import (Failure, H2Client, RawH2, Skip, check,
-                     dynamic_references,
-                     all_size_updates, info, leading_size_updates,
-                     octets_but_date, request_headers)
+from interop.harness import (Failure, H2Client, RawH2, Skip, check,
+                             dynamic_references,
+                             all_size_updates, info, leading_size_updates,
+                             octets_but_date, request_headers)
+from interop.harness.responses import REQUEST_ID, expect
 
 SLOTS = ["x-h%02d" % i for i in range(16)]
 TOKEN = string.ascii_letters + string.digits

@@ -24,13 +24,14 @@ from hpack import Decoder
 from hyperframe.frame import ContinuationFrame, HeadersFrame
 from h2.settings import SettingCodes
 
-import harness
-from cases_clients import h2load
-from cases_malformed import (answer, echo_base, idx, inc, lit,
-                             run_sequence, still_serves)
-from harness import (Failure, H2Client, RawH2, all_size_updates, check,
-                     encode_int, h2_error_name, info, leading_size_updates,
-                     representations, request_headers, rss_kib)
+from interop import harness
+from interop.harness import (Failure, H2Client, RawH2, all_size_updates,
+                             check, encode_int, h2_error_name, info,
+                             leading_size_updates, representations,
+                             request_headers, rss_kib)
+from interop.harness.blocks import echo_base, idx, inc, lit
+from interop.harness.sequences import answer, run_sequence, still_serves
+from interop.harness.tools import h2load
 
 HOSTILE_PORT_OFFSET = 100
 HEADER_TIMEOUT = 2              # client_header_timeout of the hostile server

@@ -6,9 +6,9 @@ import re
 import subprocess
 import time
 
-from cases_clients import h2load
-from harness import (RawH2, check, info, octets_but_date, request_headers,
-                     rss_kib)
+from interop.harness import (RawH2, check, info, octets_but_date,
+                             request_headers, rss_kib)
+from interop.harness.tools import h2load
 
 ORDER = ("on", "small", "off", "nomod", "stock")
 

@@ -18,13 +18,9 @@ about an entry, and every build must answer exactly as stock does.
 """
 
 
-from harness import (Failure, RawH2, check, encode_int, info,
-                     request_headers)
-
-
-def lit(s):
-    """A raw (not Huffman) string literal."""
-    return encode_int(len(s), 7) + s
+from interop.harness import RawH2, check, encode_int, info
+from interop.harness.blocks import echo_base, huffman, idx, inc, lit
+from interop.harness.sequences import run_sequence, still_serves
 
 
 def base(server):
@@ -92,22 +88,6 @@ def send_malformed(server, build):
         c.close()
 
 
-def still_serves(server, worker):
-    c = RawH2(server.h2c_port, timeout=5)
-    try:
-        r = c.get(request_headers(server, "/tiny"))
-    except Failure as e:
-        raise Failure("a normal request on a new connection failed "
-                      "afterwards: %s" % e)
-    finally:
-        c.close()
-    check(r.status == 200 and r.body == b"ok\n", "a normal request "
-          "afterwards got %s %r" % (r.status, r.body))
-    now = server.worker_pid()
-    check(now == worker, "the worker changed from %d to %d (a crash?); "
-          "error log: %s" % (worker, now, server.error_log_text()[-600:]))
-
-
 def run_case(server, name, what, build, stock_answers, table):
     worker = server.worker_pid()
     mark = server.error_log_size()
@@ -135,28 +115,6 @@ def run_case(server, name, what, build, stock_answers, table):
 
 
 # --------------------------------------------- headers judged like stock
-
-def inc(name, value):
-    """A literal with incremental indexing and a new (literal) name."""
-    return b"\x40" + lit(name) + lit(value)
-
-
-def idx(i):
-    return encode_int(i, 7, 0x80)
-
-
-def echo_base(server, authority=None):
-    """GET /echo with a literal (not indexed) :authority."""
-    return (b"\x82\x86" + b"\x04" + lit(b"/echo") + b"\x01"
-            + lit((authority or server.authority).encode()))
-
-
-def huffman(s):
-    from hpack.huffman import HuffmanEncoder
-    from hpack.huffman_constants import REQUEST_CODES, REQUEST_CODES_LENGTH
-    data = HuffmanEncoder(REQUEST_CODES, REQUEST_CODES_LENGTH).encode(s)
-    return encode_int(len(data), 7, 0x80) + data
-
 
 def auth_first(server):
     """GET /tiny with :method and :scheme last (two one-byte fields)."""
@@ -303,44 +261,6 @@ MODULE_ANSWERS = {
     "empty_final_continuation_after_a_literal":
         ["response 200 []", "response 200 []"],
 }
-
-
-def answer(c, sid):
-    """The outcome of one request, with what /echo says nginx saw."""
-    o = c.outcome(sid, timeout=1.5)
-    r = c.responses[sid]
-    if o.startswith("response") and r.headers:
-        seen = []
-        for n, v in r.headers:
-            if n.startswith(b"x-echo-"):
-                v = v.decode("latin-1")
-                seen.append("%s=%s" % (n.decode()[7:], v if len(v) < 24
-                                       else "%s..(%d)" % (v[:8], len(v))))
-        o += " [%s]" % " ".join(seen)
-        if r.status == 404:
-            # nginx's own error page: its padding and gzip follow the
-            # user-agent's class
-            o += " %d octets%s" % (len(r.body), " gzip" if r.header(
-                "content-encoding") == "gzip" else "")
-    return o
-
-
-def run_sequence(server, builders):
-    c = RawH2(server.h2c_port, timeout=5)
-    out = []
-    try:
-        for build in builders:
-            block = build(server)
-            cuts = ()
-            if isinstance(block, tuple):            # (block, cuts)
-                block, cuts = block
-            sid = c.request_block(block, cuts)
-            out.append(answer(c, sid))
-            if not out[-1].startswith(("response", "RST_STREAM")):
-                break
-    finally:
-        c.close()
-    return out
 
 
 def run_judged(server, name, what, builders, stock_answers):

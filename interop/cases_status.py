@@ -34,12 +34,11 @@ import urllib.request
 
 from hpack import Decoder
 
-import nginx_runner
-from cases_clients import h2load
-from cases_early_hints import HintsOrigin, supported as has_early_hints
-import harness
-from harness import (PREFACE, FrameTap, H2Client, RawH2, check, info,
-                     representations)
+from interop import harness, nginx_runner
+from interop.harness import (PREFACE, FrameTap, H2Client, RawH2, check, info,
+                             representations)
+from interop.harness.origins import HintsOrigin, early_hints_supported
+from interop.harness.tools import h2load
 
 PORT_OFFSET = 400           # h2c + 400 (+ 2 with two workers), page + 1
 ECHO = "~" * 18000          # raw (Huffman is longer): past one frame
@@ -121,7 +120,7 @@ http {{
 }}
 """
 
-# nginx 1.29 and later: 103 blocks from cases_early_hints.py's origin
+# nginx 1.29 and later: 103 blocks from the Early Hints origin (HintsOrigin)
 EARLY_HINTS = """
         location /eh/ {
             early_hints         $http2;
@@ -158,7 +157,7 @@ class StatusServer(nginx_runner.Nginx):
             workers=self.workers, h2c=self.h2c_port, page=self.page_port,
             listen_http2=subst["LISTEN_HTTP2"], http2_on=subst["HTTP2_ON"],
             early_hints=EARLY_HINTS % HintsOrigin.shared().port
-            if has_early_hints(self.version) else ""))
+            if early_hints_supported(self.version) else ""))
 
     def page(self, path):
         """The page over HTTP/1.1: (content type, text)."""
@@ -379,7 +378,7 @@ def chosen_requests(server, c, path_tag):
     sids.append(c.request(base + [(b":path", b"/trailers?%s" % path_tag)]))
     sids.append(c.request(base + [(b":path", b"/echo?%s" % path_tag),
                                   (b"x-echo", ECHO.encode())]))
-    hints = has_early_hints(server.version)
+    hints = early_hints_supported(server.version)
     if hints:
         sids += [c.request(base + [(b":path", b"/eh/%d" % i)])
                  for i in range(3)]

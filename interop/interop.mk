@@ -57,5 +57,5 @@ interop-asan:
 ## every allocation of a connection's first requests failed in turn (ASan)
 alloc-failure-sweep:
 	@$(call nginx_if_present,$(SAN_VERSION),nginx-asan-fail-alloc)
-	BUILD=$(BUILD) interop/alloc_failure_sweep.py \
+	BUILD=$(BUILD) $(PYTHON) -m interop.alloc_failure_sweep \
 	    --version $(SAN_VERSION) $(ALLOC_SWEEP_ARGS)

@@ -1,7 +1,7 @@
-#!/usr/bin/python3
 """Running nginx for the tests and the benchmarks: the interop suite
-(harness.py), the reverse-proxy tests and benchmark (proxy_common.py) and
-make bench (bench/nginx_bench.py) start their servers through Nginx here.
+(interop/harness/), the reverse-proxy tests and benchmark
+(interop/harness/proxy.py) and make bench (bench/nginx_bench.py) start
+their servers through Nginx here.
 
 An Nginx is one nginx in the foreground (-g 'daemon off;') under a prefix
 of its own, so that the runner owns the master's pid: the configuration is
@@ -11,9 +11,11 @@ server is ready when each of them accepts; stop() ends it, and the kernel
 sends it SIGTERM when the runner dies (PR_SET_PDEATHSIG).  Everything
 listens on 127.0.0.1 only.
 
-    nginx_runner.py certificate      makes the certificate, prints its
-                                     directory (scripts/run-nginx.sh)
-    nginx_runner.py free-port        prints a port nothing listens on
+    python3 -m interop.nginx_runner certificate
+                        makes the certificate, prints its directory
+                        (scripts/run-nginx.sh)
+    python3 -m interop.nginx_runner free-port
+                        prints a port nothing listens on
 """
 
 import ctypes
@@ -390,7 +392,8 @@ def main(argv):
     elif argv[1:] == ["free-port"]:
         print(free_port())
     else:
-        sys.stderr.write("usage: nginx_runner.py certificate|free-port\n")
+        sys.stderr.write("usage: python3 -m interop.nginx_runner "
+                         "certificate|free-port\n")
         return 2
     return 0
 

@@ -23,7 +23,7 @@ PROXY_BENCH_FLAGS := --callgrind --json $(PROXY_BENCH_JSON) \
 interop-proxy: $(if $(NGINX_VERSION),lib,nginx-1.26)
 	$(if $(NGINX_VERSION),@$(call nginx_if_present,$(NGINX_VERSION)))
 	BUILD=$(BUILD) timeout --kill-after=30 600 \
-	    $(PYTHON) interop/proxy_run.py $(PROXY_ARGS) \
+	    $(PYTHON) -m interop.proxy_run $(PROXY_ARGS) \
 	    $(if $(NGINX_VERSION),--version $(NGINX_VERSION))
 
 # The same cases with the module's three proxies from the sanitizer build
@@ -43,7 +43,7 @@ interop-proxy-asan:
 ## headless Chromium through the proxy
 interop-browser: nginx-1.26
 	BUILD=$(BUILD) timeout --kill-after=30 900 \
-	    $(PYTHON) interop/proxy_browser.py
+	    $(PYTHON) -m interop.proxy_browser
 
 # req/s, worker CPU and header bytes per response (medians of interleaved
 # pairs), callgrind instructions per request; numbers in
@@ -51,4 +51,4 @@ interop-browser: nginx-1.26
 ## the reverse-proxy workload, stock against the module (QUICK=1: smoke)
 bench-proxy: deps nginx-1.26
 	BUILD=$(BUILD) timeout --kill-after=30 1800 \
-	    $(PYTHON) interop/proxy_bench.py $(PROXY_BENCH_FLAGS)
+	    $(PYTHON) -m interop.proxy_bench $(PROXY_BENCH_FLAGS)

@@ -1,14 +1,13 @@
-#!/usr/bin/python3
 """The reverse-proxy benchmark: stock nginx against the module (hpack on),
 both running conf/proxy.conf in front of the same origin
 (interop/upstream.py), loaded by h2load over TLS with a browser's request
 headers and an API mix of 1,000 origin responses (8 to 40+ header lines:
 cookies, etags, cache headers, duplicates).
 
-    /usr/bin/python3 interop/proxy_bench.py                (make bench-proxy)
-    /usr/bin/python3 interop/proxy_bench.py --quick        (a smoke run)
-    /usr/bin/python3 interop/proxy_bench.py --callgrind    (+ instructions)
-    /usr/bin/python3 interop/proxy_bench.py --json build/bench/proxy.json
+    /usr/bin/python3 -m interop.proxy_bench                (make bench-proxy)
+    /usr/bin/python3 -m interop.proxy_bench --quick        (a smoke run)
+    /usr/bin/python3 -m interop.proxy_bench --callgrind    (+ instructions)
+    /usr/bin/python3 -m interop.proxy_bench --json build/bench/proxy.json
 
 For each of --pairs pairs (default 5) it runs h2load for --duration seconds
 against stock and against the module, in alternating order (stock first in
@@ -42,13 +41,10 @@ import sys
 import time
 from pathlib import Path
 
-import nginx_runner
-from harness import PORT_SHIFT, Failure, Results, check, info
-import proxy_common as pc
-from proxy_common import upstream
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-import nginx_callgrind                               # noqa: E402
+from bench import nginx_callgrind
+from interop import nginx_runner, upstream
+from interop.harness import PORT_SHIFT, Failure, Results, check, info
+from interop.harness import proxy as pc
 
 ORIGIN_PORT = 19602 + PORT_SHIFT
 PORTS = {k: p + PORT_SHIFT for k, p in

@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """A real browser through the reverse proxy: headless Chromium (Debian's
 chromium, driven by playwright-core) loads a page with 200 subresources
 (scripts, stylesheets, images, fetch() and XHR answers with varied response
@@ -6,7 +5,7 @@ headers) over TLS HTTP/2 through nginx with conf/proxy.conf, then reloads it
 twice in the same browser context: three loads on one connection, one pair
 of HPACK tables.
 
-    /usr/bin/python3 interop/proxy_browser.py           (make interop-browser)
+    /usr/bin/python3 -m interop.proxy_browser           (make interop-browser)
 
 First runs scripts/install-browser.sh (chromium from apt, playwright-core
 from npm into build/node/); when that cannot be done the run prints one SKIP
@@ -41,18 +40,18 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
-import harness
-import nginx_runner
-from harness import Failure, Results, check, info
-import proxy_common as pc
+from interop import harness, nginx_runner, upstream
+from interop.harness import Failure, Results, check, info
+from interop.harness import proxy as pc
 
 ORIGIN_PORT = 19601
 PORTS = {"on": 19653, "big": 19654, "stock": 19655}
 LOADS = 3
 WORK = pc.PROXY_WORK / "browser"
 NODE_DIR = harness.BUILD / "node"
-JS = pc.HERE / "proxy_browser.js"
+JS = Path(__file__).resolve().parent / "proxy_browser.js"
 HTTP2_TROUBLE = re.compile(r"ERR_HTTP2|ERR_SPDY|COMPRESSION|PROTOCOL_ERROR")
 
 RESULTS = {}                    # server kind -> the driver's JSON
@@ -198,7 +197,7 @@ def netlog_has_no_http2_error(server):
                                                    ", ".join(settings)))
 
 
-BIG_PATH = "/app/%s/%d.json" % pc.upstream.BIG_ASSET
+BIG_PATH = "/app/%s/%d.json" % upstream.BIG_ASSET
 
 
 def per_load_records(server, typical=False):
@@ -236,7 +235,7 @@ def one_connection_in_access_log(server):
 def page_urls():
     """The page and its 200 subresources, as the origin serves them."""
     urls = ["/app/"]
-    for kind, n in pc.upstream.ASSETS:
+    for kind, n in upstream.ASSETS:
         ext = {"js": "js", "css": "css", "img": "png"}.get(kind, "json")
         urls += ["/app/%s/%d.%s" % (kind, i, ext) for i in range(n)]
     return urls

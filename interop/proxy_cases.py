@@ -2,7 +2,7 @@
 (interop/upstream.py), clients on HTTP/2 over TLS.
 
 Every response of the origin is a pure function of its path, so each test
-knows the header list an HTTP/2 client must decode (proxy_common.
+knows the header list an HTTP/2 client must decode (harness.proxy.
 expected_headers: the origin's lines, names lowercased, order and
 duplicates kept, minus what nginx drops or replaces).  Thousands of
 responses go over one connection, so the encoder's table fills, evicts and
@@ -17,11 +17,10 @@ import h2.settings
 from hpack import Decoder
 from hpack.struct import NeverIndexedHeaderTuple
 
-import harness
-from harness import Failure, check, info, run_tool
-from cases_clients import h2load, parse_nghttp
-import proxy_common as pc
-from proxy_common import upstream
+from interop import harness, upstream
+from interop.harness import Failure, check, info, run_tool
+from interop.harness import proxy as pc
+from interop.harness.tools import h2load, parse_nghttp
 
 REQUESTS = 3000            # responses per connection
 IN_FLIGHT = 20             # streams open at once (python3-h2)

@@ -1,10 +1,9 @@
-#!/usr/bin/python3
 """The reverse-proxy tests: nginx with conf/proxy.conf (TLS, HTTP/2, the
 module with hpack on) in front of an HTTP/1.1 origin, against nghttp,
 h2load and python3-h2.
 
-    /usr/bin/python3 interop/proxy_run.py              (make interop-proxy)
-    /usr/bin/python3 interop/proxy_run.py --only nghttp
+    /usr/bin/python3 -m interop.proxy_run              (make interop-proxy)
+    /usr/bin/python3 -m interop.proxy_run --only nghttp
     interop/run.sh --asan --proxy                       (make interop-proxy-asan)
 
 Starts the origin (interop/upstream.py, 127.0.0.1:19600) and four proxies
@@ -23,7 +22,7 @@ The cases, each against every proxy where it means something:
                              (20 in flight) over 1,000 origin responses:
                              every header list and body exactly as the
                              origin sent it, as nginx passes it on
-                             (proxy_common.expected_headers); the 64k
+                             (harness.proxy.expected_headers); the 64k
                              server with the client's table at 65536
   secrets_and_short_cookies_ the raw representation of each field off the
   are_never_indexed_...      wire: authorization, proxy-authorization,
@@ -48,11 +47,9 @@ import signal
 import sys
 import time
 
-import harness
-import nginx_runner
-from harness import Filtered, Results, no_crash_or_alert
-import proxy_cases
-import proxy_common as pc
+from interop import harness, nginx_runner, proxy_cases
+from interop.harness import Filtered, Results, no_crash_or_alert
+from interop.harness import proxy as pc
 
 ORIGIN_PORT = 19600
 PORTS = {"on": 19643, "small": 19644, "big": 19645, "stock": 19646}

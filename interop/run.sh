@@ -38,10 +38,10 @@ fi
 
 # The suite takes about a minute; 15 minutes means something hangs.
 # SIGTERM lets the harness stop its servers before it exits.
-suite=run_interop.py
+suite=run_interop
 run() {
-    timeout --kill-after=30 900 \
-        "$python" "$repo/interop/$suite" "$@"
+    (cd "$repo" && timeout --kill-after=30 900 \
+        "$python" -m "interop.$suite" "$@")
 }
 
 if [ "${1:-}" != --asan ]; then
@@ -72,7 +72,7 @@ export UBSAN_OPTIONS="halt_on_error=${UBSAN_HALT:-1}:print_stacktrace=1:suppress
 args=(--asan)
 for arg in "${@:2}"; do
     if [ "$arg" = --proxy ]; then
-        suite=proxy_run.py
+        suite=proxy_run
     else
         args+=("$arg")
     fi
@@ -81,12 +81,12 @@ version=1.26.3
 for ((i = 1; i < ${#args[@]}; i++)); do
     [ "${args[i]}" != --version ] || version="${args[i + 1]:-}"
 done
-if [ "$suite" = proxy_run.py ]; then
+if [ "$suite" = proxy_run ]; then
     logs=("$build"/proxy-interop/"$version"-asan/{on,small,big}/logs/error.log)
 else
     logs=("$build"/interop/"$version"-{on,small,off,nomod}/logs/error.log)
 fi
 rc=0
 run "${args[@]}" || rc=$?
-"$python" "$repo/interop/sanitizer_reports.py" "$reports" "${logs[@]}" || rc=1
+pymodule interop.sanitizer_reports "$reports" "${logs[@]}" || rc=1
 exit "$rc"

@@ -1,10 +1,9 @@
-#!/usr/bin/python3
 """The interop suite: real nginx builds against real HTTP/2 peers.
 
-    /usr/bin/python3 interop/run_interop.py                 nginx 1.26.3
-    /usr/bin/python3 interop/run_interop.py --version 1.22.1
-    /usr/bin/python3 interop/run_interop.py --only malformed
-    /usr/bin/python3 interop/run_interop.py --asan [--version V]
+    /usr/bin/python3 -m interop.run_interop                 nginx 1.26.3
+    /usr/bin/python3 -m interop.run_interop --version 1.22.1
+    /usr/bin/python3 -m interop.run_interop --only malformed
+    /usr/bin/python3 -m interop.run_interop --asan [--version V]
                                                          (interop/run.sh --asan)
 
 Starts five servers of one nginx version from interop/conf/interop.conf
@@ -26,18 +25,10 @@ import signal
 import sys
 import time
 
-import harness
-import nginx_runner
-from harness import Filtered, Results, Server, no_crash_or_alert
-
-import cases_clients
-import cases_differential
-import cases_early_hints
-import cases_h2
-import cases_hostile
-import cases_load
-import cases_malformed
-import cases_status
+from interop import (cases_clients, cases_differential, cases_early_hints,
+                     cases_h2, cases_hostile, cases_load, cases_malformed,
+                     cases_status, harness, nginx_runner)
+from interop.harness import Filtered, Results, Server, no_crash_or_alert
 
 KINDS = ("on", "small", "off", "nomod", "stock")
 

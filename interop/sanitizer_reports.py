@@ -4,7 +4,7 @@
 reported), prints every one, and fails when any of them is an error of the
 product.
 
-    /usr/bin/python3 interop/sanitizer_reports.py DIR ERROR_LOG...
+    /usr/bin/python3 -m interop.sanitizer_reports DIR ERROR_LOG...
 
 An AddressSanitizer or UndefinedBehaviorSanitizer report, wherever it
 points, fails: with halt_on_error=1 the process that saw it has stopped.

@@ -4,7 +4,7 @@ proxy_passes to it, and what it answers is a pure function of the request
 path, so a client on the other side of nginx knows exactly which headers
 to expect.
 
-    /usr/bin/python3 interop/upstream.py --port 8090     (conf/proxy.conf)
+    /usr/bin/python3 -m interop.upstream --port 8090     (conf/proxy.conf)
 
 Paths:
 

@@ -8,6 +8,10 @@
 #           and matplotlib
 #
 #   absolute PATH   prints PATH made absolute against the working directory
+#   pymodule M ARG...  runs the Python module M of interop/ or bench/
+#                   (interop.nginx_runner, ...) as "$python -m M ARG..." from
+#                   the repository's root, where the packages are found; a
+#                   relative path among the ARGs is then taken from the root
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${BUILD:-build}"
 case "$build" in /*) ;; *) build="$repo/$build" ;; esac
@@ -16,4 +20,8 @@ python=/usr/bin/python3
 
 absolute() {
     case "$1" in /*) echo "$1" ;; *) echo "$(pwd)/$1" ;; esac
+}
+
+pymodule() {
+    (cd "$repo" && "$python" -m "$@")
 }

@@ -80,7 +80,7 @@ if [ ! -x "$nginx" ]; then
     exit 1
 fi
 
-tls="$(BUILD="$build" "$python" "$repo/interop/nginx_runner.py" certificate)"
+tls="$(BUILD="$build" pymodule interop.nginx_runner certificate)"
 
 # The configuration as nginx sees it: as is for 1.26, or rewritten for the
 # 1.22 syntax (no "http2 on;"), with the certificate path made absolute.

@@ -3,7 +3,7 @@ share: the origin (interop/upstream.py as a process), nginx proxies made
 from conf/proxy.conf, what a client must see of an origin response after
 nginx, and a parse of HPACK representations off the wire.
 
-The servers reuse interop/harness.py's Server (nginx_runner.py: start in
+The servers reuse the harness's Server (nginx_runner.py: start in
 the foreground, stop on exit, stale masters, ports, logs); only the
 configuration differs: it is conf/proxy.conf itself with ports, paths and
 table size substituted.
@@ -16,13 +16,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import harness
-import nginx_runner
-from harness import Failure, Results, Server
+from interop import harness, nginx_runner
+from interop.harness import Failure, Results, Server
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import upstream                    # noqa: E402,F401 (re-exported)
 
 PROXY_CONF = harness.REPO / "conf" / "proxy.conf"
 PROXY_WORK = harness.BUILD / "proxy-interop"
@@ -44,8 +40,8 @@ class Origin:
     def _stop_stale(self):
         """An origin left by a run that was killed hard: same script, same
         port, its pid in our pid file."""
-        nginx_runner.stop_stale(self.pid_path, HERE / "upstream.py",
-                           "\0%d\0" % self.port)
+        nginx_runner.stop_stale(self.pid_path, "\0interop.upstream\0",
+                                "\0%d\0" % self.port)
 
     def start(self):
         self.pid_path = self.log_path.with_suffix(".pid")
@@ -57,9 +53,9 @@ class Origin:
                           % self.port)
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
-            [sys.executable, str(HERE / "upstream.py"), "--port",
-             str(self.port)], stdout=self.log, stderr=subprocess.STDOUT,
-            start_new_session=True)
+            [sys.executable, "-m", "interop.upstream", "--port",
+             str(self.port)], cwd=harness.REPO, stdout=self.log,
+            stderr=subprocess.STDOUT, start_new_session=True)
         self.pid_path.write_text(str(self.proc.pid))
         if not nginx_runner.wait_port(self.port, self.proc):
             raise Failure("the origin (interop/upstream.py) did not start: "

@@ -5,6 +5,20 @@ frames, and a raw frame client for what h2 refuses to send).
 Everything here talks to 127.0.0.1 only.  Servers are real nginx processes
 run by nginx_runner.py (in the foreground, so that the harness owns the
 master's pid and stops it at the end, also on failure or Ctrl-C).
+
+What more than one test file uses lives in the modules of this package,
+and the test files import helpers from nowhere else:
+
+    blocks      request header blocks written by hand (raw and Huffman
+                string literals, indexed fields, GET /echo)
+    sequences   such blocks sent in order on one connection, each
+                outcome as text; the worker still serves afterwards
+    origins     the HTTP/1.1 origins of the differential, Early Hints,
+                hpack_status and allocation failure tests
+    responses   what interop/conf/interop.conf's locations answer
+    tools       nghttp's and h2load's output read back
+    proxy       the reverse-proxy tests' and benchmark's origin process,
+                proxies and expected headers
 """
 
 import os
@@ -26,7 +40,7 @@ from hyperframe.frame import (ContinuationFrame, DataFrame, Frame,
                               RstStreamFrame, SettingsFrame,
                               WindowUpdateFrame)
 
-import nginx_runner
+from interop import nginx_runner
 
 REPO = nginx_runner.REPO
 BUILD = nginx_runner.BUILD
@@ -60,6 +74,11 @@ SETTINGS_MAX_HEADER_LIST_SIZE = 0x6
 
 def h2_error_name(code):
     return H2_ERRORS.get(code, "0x%x" % code)
+
+
+def version_at_least(version, *want):
+    """Whether the nginx line version ("1.26.3") is want (1, 29) or later."""
+    return tuple(int(x) for x in version.split(".")) >= want
 
 
 # ------------------------------------------------------------------ results
