@@ -110,18 +110,13 @@ int decode_ours(hpack_decoder_t* dec, const std::vector<uint8_t>& wire, size_t p
         const Exact p(wire.data() + off, len);
         const uint8_t* pos = p.begin();
         const int last = off + len == wire.size();
-        for (;;) {
-            hpack_field_t f;
-            const int rc = hpack_decode_field(dec, &pos, p.end(), last, &f);
-            if (rc == HPACK_OK) {
-                out->push_back({str(f.name, f.name_len), str(f.value, f.value_len), 0, false});
-                reps->push_back(f.representation);
-                continue;
-            }
-            if (rc == HPACK_BLOCK_END) return HPACK_OK;
-            if (rc == HPACK_NEED_MORE) break;
-            return rc;
-        }
+        const int rc = hpack_tools::decode_piece(dec, &pos, p.end(), last,
+                                                 [&](const hpack_field_t& f) {
+            out->push_back({str(f.name, f.name_len), str(f.value, f.value_len), 0, false});
+            reps->push_back(f.representation);
+        });
+        if (rc == HPACK_BLOCK_END) return HPACK_OK;
+        if (rc != HPACK_NEED_MORE) return rc;
         off += len;
     }
 }

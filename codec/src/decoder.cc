@@ -1,5 +1,5 @@
-// The decoder (RFC 7541 3, 6): one representation per call, a block in any
-// number of pieces.
+// The decoder (RFC 7541 3, 6): a batch of fields per call
+// (hpack_decode_fields()), a block in any number of pieces.
 //
 // The common case is a whole block in one piece: fields are parsed in place,
 // raw strings point into the input, indexed fields into the table, and only
@@ -504,14 +504,6 @@ HPACK_API void hpack_decode_begin(hpack_decoder_t* dec) {
     dec->fast = dec->ready && !dec->update_required;
 }
 
-HPACK_API int hpack_decode_field(hpack_decoder_t* dec, const uint8_t** pos,
-                                 const uint8_t* end, int last, hpack_field_t* field) {
-    if (HPACK_LIKELY(dec->fast && *pos < end && (**pos & 0x80) &&
-                     dec->decode_indexed_run(pos, end, field, 1)))
-        return HPACK_OK;
-    return dec->decode_slow(pos, end, last, field);
-}
-
 // The fast path: one-octet indexed fields in an unsplit block, the bulk of
 // a warm connection's traffic, with the decoder's state in locals (no
 // member is reloaded after each field's stores).  The table is one pointer,
@@ -722,23 +714,6 @@ int hpack_decoder::decode_any(const uint8_t** pos, const uint8_t* end, int last,
         }
         if (rc == kSizeUpdate) continue;
         return field_done(field);
-    }
-}
-
-HPACK_API int hpack_decode_block(hpack_decoder_t* dec, const uint8_t* in, size_t len,
-                                 hpack_emit_pt emit, void* ctx) {
-    hpack_decode_begin(dec);
-    const uint8_t* pos = in;
-    const uint8_t* end = in + len;
-    hpack_field_t f;
-    for (;;) {
-        int rc = hpack_decode_field(dec, &pos, end, 1, &f);
-        if (rc == HPACK_BLOCK_END) return HPACK_OK;
-        if (rc != HPACK_OK) return rc;
-        if (emit) {
-            rc = emit(ctx, &f);
-            if (rc != 0) return rc;
-        }
     }
 }
 
