@@ -63,14 +63,16 @@ constexpr bool long_codes_begin_with_ones() {
 static_assert(kDecodeLinkConsumed == 8 && long_codes_begin_with_ones(),
               "a link consumes eight one bits");
 
-// The decoding position.  The top `avail` bits of `buf` are the next input
+// The decoding position.  The top avail() bits of `buf` are the next input
 // bits; a refill leaves 56..63 of them (branch-free, whole octets at a
 // time).  Octets past the end read as 0xff.
 struct Stream {
     uint64_t buf;
     size_t   i;      // next octet to load
     uint8_t* d;      // next output octet
-    unsigned avail;
+    unsigned left;   // its low 6 bits are avail(): a group subtracts its
+                     // entry octets, symbol counts included
+    unsigned avail() const { return left & 63; }
     unsigned shift;  // kDecodeRootShift at a symbol boundary, else inside
                      // a long code (kDecodeLinkShift)
 };
@@ -103,9 +105,9 @@ static_assert(kHuffmanDecodeSlack >= 8, "8-octet stores of symbols");
 // Tops up the window from v, the next 8 input octets (MSB first) after
 // those in it, and moves the input position past the whole octets it took.
 HPACK_INLINE void refill_from(Stream& s, uint64_t v) {
-    s.buf |= v >> s.avail;
-    s.i += (63 - s.avail) >> 3;
-    s.avail |= 56;
+    s.buf |= v >> s.avail();
+    s.i += (63 - s.avail()) >> 3;
+    s.left = s.avail() | 56;
 }
 
 HPACK_INLINE void refill(Stream& s, const uint8_t* src, size_t n) {
@@ -115,7 +117,7 @@ HPACK_INLINE void refill(Stream& s, const uint8_t* src, size_t n) {
 // Input bits not consumed yet; negative once a code took implied ones.
 HPACK_INLINE int64_t bits_left(const Stream& s, size_t n) {
     return (static_cast<int64_t>(n) - static_cast<int64_t>(s.i)) * 8
-           + s.avail;
+           + s.avail();
 }
 
 // The entry octet with the bits consumed (bits 0-5) and the symbol count
@@ -130,42 +132,65 @@ HPACK_INLINE unsigned entry_bits(size_t index) {
 #endif
 }
 
-// A refill, then up to four lookups: each takes at most kDecodeMaxConsumed
-// bits and the next index needs 64 - kDecodeLinkShift.  The entry octets
-// add up in `sum` (bits consumed below bit 6, symbols above), so the output
-// pointer and the bit count are settled once per group, and the group's
-// symbols (8 at most) go out with one 8-octet store.
+// A group is three lookups, the window refilled after the first (below):
+// each lookup takes at most kDecodeMaxConsumed bits, and its index needs
+// 64 - kDecodeLinkShift.  A group starts with 30 bits or more (a refill
+// leaves 56, the two lookups after it take 26 at most), so the first
+// lookup leaves the second its index (17 bits or more): the second lookup
+// reads its index from the window before the refill, and the refill's
+// shift, which waits on the bits the first lookup took, is off the path
+// from one lookup to the next.  The bits consumed (below bit 6) and the
+// symbol counts (above) of the entry octets add up in `sum`; the output
+// pointer moves once per group, and the group's symbols (6 at most) go out
+// with one 8-octet store.
 static_assert(3 * kDecodeMaxConsumed + (64 - kDecodeLinkShift) <= 56
-                  && 4 * kDecodeMaxConsumed < 64,
-              "one refill covers a group; the sums stay apart");
+                  && 3 * kDecodeMaxConsumed < 64,
+              "a group's lookups have their index bits; the sums stay apart");
 
-// A group's lookup: its symbols into the group's output word, its bits
-// consumed; false at a slow entry, with nothing taken.  (sum >> 3) & ~7
-// is 8 times the symbols so far: sum's bits consumed (at most 39 before
-// the last lookup) fall below bit 3 of it.
-HPACK_INLINE bool group_step(Stream& s, unsigned& sum, uint64_t& out) {
-    const size_t index = s.buf >> s.shift;
-    const uint32_t e = kDecode.e[index];
-    if (HPACK_UNLIKELY(e & kDecodeSlow))
+// A lookup of the entry at the top of w: false at a slow entry.
+HPACK_INLINE bool lookup(uint64_t w, unsigned shift, uint32_t* e, unsigned* bits) {
+    const size_t index = w >> shift;
+    *e = kDecode.e[index];
+    if (HPACK_UNLIKELY(*e & kDecodeSlow))
         return false;
-    const unsigned bits = entry_bits(index);
-    out |= uint64_t{e & 0xffff} << ((sum >> 3) & ~7u);
-    s.buf <<= (bits & 63);
-    sum += bits;
-    s.shift = e >> 26;
+    *bits = entry_bits(index);
     return true;
 }
 
-// The four lookups of a group after its refill, the store and the
-// settling: false at a slow entry (the state is the one before it).
-HPACK_INLINE bool group(Stream& s) {
+// Takes a lookup's entry: its symbols into the group's output word, its
+// bits out of the window.  (sum >> 3) & ~7 is 8 times the symbols so far:
+// the bits consumed (at most 26 before the last lookup) fall below bit 3.
+HPACK_INLINE void take(Stream& s, uint32_t e, unsigned bits, unsigned& sum, uint64_t& out) {
+    out |= uint64_t{e & 0xffff} << ((sum >> 3) & ~7u);
+    s.buf <<= (bits & 63);
+    s.left -= bits;
+    sum += bits;
+    s.shift = e >> 26;
+}
+
+// A group: the first lookup, the refill from v (the 8 octets at s.i, MSB
+// first), the other two lookups, the store.  False at a slow entry (the
+// state is the one before it).
+HPACK_INLINE bool group(Stream& s, uint64_t v) {
     unsigned sum = 0;
     uint64_t out = 0;
-    const bool ok = group_step(s, sum, out) && group_step(s, sum, out)
-                    && group_step(s, sum, out) && group_step(s, sum, out);
+    uint32_t e;
+    unsigned bits;
+    bool ok = lookup(s.buf, s.shift, &e, &bits);
+    if (HPACK_LIKELY(ok)) {
+        take(s, e, bits, sum, out);
+        const uint64_t w = s.buf;
+        refill_from(s, v);
+        ok = lookup(w, s.shift, &e, &bits);
+        if (HPACK_LIKELY(ok)) {
+            take(s, e, bits, sum, out);
+            ok = lookup(s.buf, s.shift, &e, &bits);
+            if (HPACK_LIKELY(ok))
+                take(s, e, bits, sum, out);
+        }
+    }
     store64_le(s.d, out);
     s.d += sum >> 6;
-    s.avail -= sum & 63;
     return ok;
 }
 
@@ -197,13 +222,13 @@ HPACK_NOINLINE int slow_symbol(Stream& s, const uint8_t* src, size_t n, int64_t 
             return kEnd;
         }
         s.buf <<= bits;
-        s.avail -= bits;
+        s.left -= bits;
         const uint32_t t = kDecodeSub[offset + (s.buf >> (64 - width))];
         bits = t & 63;
         if (t & kSubCountMask) {
             *s.d++ = static_cast<uint8_t>(t >> 8);
             s.buf <<= bits;
-            s.avail -= bits;
+            s.left -= bits;
             s.shift = kDecodeRootShift;
             return kMore;
         }
@@ -224,15 +249,17 @@ HPACK_NOINLINE int slow_symbol(Stream& s, const uint8_t* src, size_t n, int64_t 
 // it is ones), so the stores stay within huffman_decode_capacity().
 ptrdiff_t huffman_decode(const uint8_t* src, size_t n, uint8_t* dst) {
     Stream s{0, 0, dst, 0, kDecodeRootShift};
+    refill(s, src, n);
     for (;;) {
+        uint64_t v;
         if (HPACK_LIKELY(s.i + 8 <= n)) {
-            refill_from(s, load64_be(src + s.i));
+            v = load64_be(src + s.i);
         } else {
             if (bits_left(s, n) <= 0 && s.shift == kDecodeRootShift)
                 break;
-            refill_from(s, load_tail(src, n, s.i));
+            v = load_tail(src, n, s.i);
         }
-        if (group(s))
+        if (group(s, v))
             continue;
         // A slow entry, the link before it taken.
         const int64_t start = bits_left(s, n) + kDecodeLinkConsumed;
