@@ -55,11 +55,13 @@ inline Decoded decoded(const hpack_field_t& f) {
     return {std::move(h.first), std::move(h.second), f.representation, f.index};
 }
 
-// Decodes a whole block; returns the status and appends the fields.
+// Decodes a whole block, batch fields a call; returns the status and
+// appends the fields.
 inline int decode(hpack_decoder_t* d, const std::vector<uint8_t>& block,
-                  std::vector<Decoded>* out) {
-    return hpack_tools::decode_block(d, block.data(), block.size(),
-                                     [out](const hpack_field_t& f) { out->push_back(decoded(f)); });
+                  std::vector<Decoded>* out, size_t batch = hpack_tools::kDecodeBatch) {
+    return hpack_tools::decode_block(
+        d, block.data(), block.size(), [out](const hpack_field_t& f) { out->push_back(decoded(f)); },
+        batch);
 }
 
 inline HeaderList names_values(const std::vector<Decoded>& v) {
