@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "decode.h"
+#include "block.h"
 #include "hpack.h"
 #include "story.h"
 

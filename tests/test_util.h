@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "decode.h"
+#include "block.h"
 #include "hex.h"
 #include "hpack.h"
 
@@ -90,7 +90,7 @@ inline std::vector<hpack_header_t> to_headers(const HeaderList& list,
 inline std::vector<uint8_t> encode(hpack_encoder_t* e, const HeaderList& list,
                                    const std::vector<unsigned>& flags = {}) {
     std::vector<hpack_header_t> hs = to_headers(list, flags);
-    std::vector<uint8_t> out(hpack_encode_bound(e, hs.data(), hs.size()));
+    std::vector<uint8_t> out(hpack_tools::encode_room(hs.data(), hs.size()));
     size_t len = 0;
     int rc = hpack_encode(e, hs.data(), hs.size(), out.data(), out.size(), &len);
     if (rc != HPACK_OK) return {};

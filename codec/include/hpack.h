@@ -362,26 +362,23 @@ void hpack_encoder_destroy(hpack_encoder_t *enc);
  * (RFC 7541 4.2).  HPACK_OK or HPACK_E_ARGUMENT. */
 int hpack_encoder_set_peer_table_size(hpack_encoder_t *enc, size_t size);
 
-/* Upper bound of the encoded size of a block of n headers. */
-size_t hpack_encode_bound(const hpack_encoder_t *enc,
-    const hpack_header_t *headers, size_t n);
-
-/* The same bound without the call, for a host that sums its fields' sizes
- * as it builds them: at least hpack_encode_bound() of n headers whose
- * name_len + value_len + value_literal_len add up to octets.  The block's
- * part covers two size updates and the overrun of whole-word Huffman
- * stores; each field's, its representation's integer and two length
- * prefixes.  hpack_encode() checks out_cap against its own bound, which
- * this one never falls below. */
+/* The room hpack_encode() is always given enough by: an upper bound of the
+ * encoded size of a block of n headers whose name_len + value_len +
+ * value_literal_len add up to octets, which a host can sum as it builds
+ * its fields.  The block's part covers two size updates and the overrun of
+ * whole-word Huffman stores; each field's, its representation's integer
+ * and two length prefixes. */
 #define HPACK_BLOCK_BOUND   84
 #define HPACK_FIELD_BOUND   18
 #define HPACK_ENCODE_BOUND(n, octets)                                        \
     (HPACK_BLOCK_BOUND + HPACK_FIELD_BOUND * (size_t) (n) + (size_t) (octets))
 
-/* Encodes one header block.  out must have room for at least
- * hpack_encode_bound() octets, else HPACK_E_BUFFER is returned and the
- * encoder is unchanged.  On HPACK_OK *out_len is the block length.  Blocks
- * must reach the peer in the order they were encoded. */
+/* Encodes one header block into out (out_cap octets;
+ * HPACK_ENCODE_BOUND() is always enough).  hpack_encode() checks out_cap
+ * against a bound of its own, never above HPACK_ENCODE_BOUND(), before it
+ * writes anything: below it HPACK_E_BUFFER is returned and the encoder is
+ * unchanged.  On HPACK_OK *out_len is the block length.  Blocks must reach
+ * the peer in the order they were encoded. */
 int hpack_encode(hpack_encoder_t *enc, const hpack_header_t *headers,
     size_t n, uint8_t *out, size_t out_cap, size_t *out_len);
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "hpack.h"
-#include "decode.h"
+#include "block.h"
 #include "hex.h"
 #include "json.h"
 #include "story.h"

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "hpack.h"
-#include "decode.h"
+#include "block.h"
 #include "hex.h"
 #include "json.h"
 
@@ -347,12 +347,12 @@ inline std::vector<hpack_header_t> to_hpack(const HeaderList &h)
     return v;
 }
 
-/* One block through hpack_encode(), out sized by hpack_encode_bound(). */
+/* One block through hpack_encode(), out sized by HPACK_ENCODE_BOUND(). */
 inline int encode_block(hpack_encoder_t *enc, const HeaderList &h,
                         std::vector<uint8_t> *out)
 {
     std::vector<hpack_header_t> v = to_hpack(h);
-    size_t bound = hpack_encode_bound(enc, v.data(), v.size());
+    size_t bound = encode_room(v.data(), v.size());
     size_t len = 0;
     out->assign(bound, 0);
     int rc = hpack_encode(enc, v.data(), v.size(), out->data(), out->size(),

@@ -1,10 +1,11 @@
 /*
- * decode.h: a header block through hpack_decode_fields(), field by field,
- * for the hpack tool, the tests, the fuzz targets and the benchmark.
+ * block.h: a header block through the codec for the hpack tool, the tests,
+ * the fuzz targets and the benchmark: decoded with hpack_decode_fields(),
+ * field by field, and the room hpack_encode() is given.
  */
 
-#ifndef HPACK_TOOLS_DECODE_H
-#define HPACK_TOOLS_DECODE_H
+#ifndef HPACK_TOOLS_BLOCK_H
+#define HPACK_TOOLS_BLOCK_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -55,6 +56,18 @@ int decode_block(hpack_decoder_t *dec, const uint8_t *in, size_t len,
     const uint8_t *pos = in;
     const int rc = decode_piece(dec, &pos, in + len, 1, on_field, batch);
     return rc == HPACK_BLOCK_END ? int(HPACK_OK) : rc;
+}
+
+/* HPACK_ENCODE_BOUND() of headers[0..n): the room hpack_encode() is
+ * given. */
+inline size_t encode_room(const hpack_header_t *headers, size_t n)
+{
+    size_t octets = 0;
+    for (size_t i = 0; i < n; i++) {
+        octets += headers[i].name_len + headers[i].value_len
+                  + headers[i].value_literal_len;
+    }
+    return HPACK_ENCODE_BOUND(n, octets);
 }
 
 }  // namespace hpack_tools
