@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "block.h"
 #include "hpack.h"
 #include "story.h"
 
@@ -67,27 +68,14 @@ using Stream = std::vector<std::unique_ptr<Block>>;
 // the nginx module does; nghttp2 has no such call.
 inline uint64_t ours_decode(hpack_decoder_t *dec, const uint8_t *in, size_t n)
 {
-    const uint8_t *pos = in;
-    const uint8_t *end = in + n;
     uint64_t sink = 0;
-    hpack_field_t f[16];
-    hpack_decode_begin(dec);
-    for (;;) {
-        size_t got;
-        int rc = hpack_decode_fields(dec, &pos, end, 1, f, 16, &got);
-        for (size_t i = 0; i < got; i++) {
-            sink += f[i].name_len + f[i].value_len + f[i].name[0]
-                    + (f[i].value_len ? f[i].value[0] : 0);
-        }
-        if (rc == HPACK_OK) {
-            continue;
-        }
-        if (rc == HPACK_BLOCK_END) {
-            return sink;
-        }
-        die(std::string("our decoder failed in a timed run: ")
-            + hpack_strerror(rc));
+    int rc = hpack_tools::decode_block(dec, in, n, [&sink](const hpack_field_t &f) {
+        sink += f.name_len + f.value_len + f.name[0] + (f.value_len ? f.value[0] : 0);
+    });
+    if (rc != HPACK_OK) {
+        die(std::string("our decoder failed in a timed run: ") + hpack_strerror(rc));
     }
+    return sink;
 }
 
 inline uint64_t ng_decode(nghttp2_hd_inflater *inf, const uint8_t *in,

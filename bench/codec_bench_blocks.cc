@@ -126,8 +126,8 @@ size_t max_bound(const Stream &s)
     NgDeflater d(ng_deflater());
     size_t m = 0;
     for (const auto &b : s) {
-        m = std::max(m, hpack_encode_bound(e.get(), b->ours.data(),
-                                           b->ours.size()));
+        m = std::max(m, hpack_tools::encode_room(b->ours.data(),
+                                                 b->ours.size()));
         m = std::max(m, nghttp2_hd_deflate_bound(d.get(), b->ng.data(),
                                                  b->ng.size()));
     }

@@ -79,7 +79,7 @@ HeaderList ng_decode_list(nghttp2_hd_inflater *inf, const Bytes &in)
 
 Bytes ours_encode_bytes(hpack_encoder_t *enc, const Block &b)
 {
-    Bytes out(hpack_encode_bound(enc, b.ours.data(), b.ours.size()));
+    Bytes out(hpack_tools::encode_room(b.ours.data(), b.ours.size()));
     out.resize(ours_encode(enc, b, out.data(), out.size()));
     return out;
 }

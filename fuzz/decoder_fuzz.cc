@@ -2,7 +2,7 @@
 // limits and allocation failures chosen by the fuzzer (the script format in
 // fuzz_common.h).
 //
-// Two decoders see every block: A whole (hpack_decode_block), B in pieces
+// Two decoders see every block: A whole (hpack_tools::decode_block()), B in pieces
 // cut at fuzzer-chosen points, each piece an exact-size heap copy released
 // as soon as it is consumed.  They must agree on every field (name, value,
 // representation, indexes, memos) and every error.  A is also checked
@@ -212,20 +212,18 @@ struct Collect {
     Side* side;
     Model* model;
     std::vector<Field> fields;
-};
 
-int collect_whole(void* ctx, const hpack_field_t* f) {
-    auto* c = static_cast<Collect*>(ctx);
-    c->fields.push_back(c->side->capture(*f));
-    c->model->apply(c->fields.back());
-    return 0;
-}
+    void operator()(const hpack_field_t& f) {
+        fields.push_back(side->capture(f));
+        model->apply(fields.back());
+    }
+};
 
 // How B's blocks are cut.
 struct Pieces {
     std::vector<uint8_t> lengths{1, 5, 2, 64};
     bool empty_last = false;
-    size_t batch = 0;  // 0: hpack_decode_field; n: hpack_decode_fields, n per call
+    size_t batch = 1;  // fields per hpack_decode_fields call
 };
 
 int decode_in_pieces(Side& s, const std::vector<uint8_t>& block, const Pieces& plan,
@@ -246,13 +244,9 @@ int decode_in_pieces(Side& s, const std::vector<uint8_t>& block, const Pieces& p
             // still be valid then, and memos are written in wire order.
             hpack_field_t f[15];
             size_t n = 0;
-            const int rc = plan.batch == 0
-                               ? hpack_decode_field(s.dec, &p, piece.end(), last, f)
-                               : hpack_decode_fields(s.dec, &p, piece.end(), last, f,
-                                                     plan.batch, &n);
-            if (plan.batch == 0) n = rc == HPACK_OK;
+            const int rc = hpack_decode_fields(s.dec, &p, piece.end(), last, f, plan.batch, &n);
             FUZZ_CHECK(p >= piece.begin() && p <= piece.end(), "*pos left the piece");
-            FUZZ_CHECK(n <= (plan.batch ? plan.batch : 1), "more fields than asked for");
+            FUZZ_CHECK(n <= plan.batch, "more fields than asked for");
             for (size_t i = 0; i < n; ++i) out->push_back(s.capture(f[i]));
             if (rc == HPACK_OK) {
                 FUZZ_CHECK(n >= 1, "HPACK_OK without a field");
@@ -293,7 +287,8 @@ void check_sticky(hpack_decoder_t* d) {
     static const uint8_t kIndexed = 0x82;
     const uint8_t* p = &kIndexed;
     hpack_field_t f;
-    FUZZ_CHECK(hpack_decode_field(d, &p, p + 1, 1, &f) == HPACK_E_STATE,
+    size_t n = 0;
+    FUZZ_CHECK(hpack_decode_fields(d, &p, p + 1, 1, &f, 1, &n) == HPACK_E_STATE && n == 0,
                "a failed decoder decoded again");
 }
 
@@ -343,7 +338,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 plan.lengths.assign(n, 0);
                 for (uint8_t& l : plan.lengths) l = script.control.u8();
                 plan.empty_last = op & 0x80;
-                plan.batch = (op >> 3) & 15;
+                plan.batch = (op >> 3) & 15 ? (op >> 3) & 15 : 1;
                 continue;
             }
             case kOpFailAlloc:
@@ -363,7 +358,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
         const Exact whole(block.data(), block.size());
         Collect ca{&a, &model, {}};
-        const int ra = hpack_decode_block(a.dec, whole.begin(), whole.n, collect_whole, &ca);
+        const int ra = hpack_tools::decode_block(a.dec, whole.begin(), whole.n, ca);
         std::vector<Field> fb;
         const int rb = decode_in_pieces(b, block, plan, &fb);
 

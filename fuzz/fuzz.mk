@@ -18,8 +18,7 @@ FUZZ_TIMEOUT    ?= 10
 # Extra libFuzzer flags, e.g. FUZZ_ARGS=-jobs=2
 FUZZ_ARGS       ?=
 
-# Scripts of several blocks need room; Huffman strings from 112 coded
-# octets take the two-position decoder, from 1,280 the three-position one.
+# Scripts of several blocks need room, and so do long Huffman strings.
 FUZZ_MAX_LEN_decoder_fuzz      := 8192
 FUZZ_MAX_LEN_nghttp2_diff_fuzz := 8192
 FUZZ_MAX_LEN_roundtrip_fuzz    := 4096

@@ -140,7 +140,7 @@ enum Op : uint8_t {
     kOpPieces     = 4,  // u8 n: n % 8 + 1 piece lengths follow (0 = an empty
                         // piece), used in turn; opcode bit 7: each block
                         // ends with an empty last piece; bits 3-6: fields
-                        // per hpack_decode_fields call (0: hpack_decode_field)
+                        // per hpack_decode_fields call (0: 1)
     kOpFailAlloc  = 5,  // u8 k: the piece decoder's allocator fails once, after
                         // k more allocations succeed (decoder_fuzz)
     kOpCanonical  = 6,  // opcode bit 7: later blocks have their overlong

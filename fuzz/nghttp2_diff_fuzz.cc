@@ -132,16 +132,10 @@ Scan scan(const std::vector<uint8_t>& b) {
 int decode_ours(hpack_decoder_t* dec, const std::vector<uint8_t>& block,
                 std::vector<Field>* out) {
     const Exact in(block.data(), block.size());
-    hpack_decode_begin(dec);
-    const uint8_t* p = in.begin();
-    for (;;) {
-        hpack_field_t f;
-        const int rc = hpack_decode_field(dec, &p, in.end(), 1, &f);
-        if (rc == HPACK_BLOCK_END) return HPACK_OK;
-        if (rc != HPACK_OK) return rc;
+    return hpack_tools::decode_block(dec, in.begin(), in.n, [out](const hpack_field_t& f) {
         out->push_back({str(f.name, f.name_len), str(f.value, f.value_len),
                         f.representation == HPACK_REP_NEVER_INDEXED});
-    }
+    });
 }
 
 // 0 or nghttp2's error.

@@ -29,6 +29,7 @@
 
 #include <nghttp2/nghttp2.h>
 
+#include "encoder.h"
 #include "fuzz_common.h"
 
 using namespace hpack_fuzz;
@@ -110,18 +111,13 @@ int decode_ours(hpack_decoder_t* dec, const std::vector<uint8_t>& wire, size_t p
         const Exact p(wire.data() + off, len);
         const uint8_t* pos = p.begin();
         const int last = off + len == wire.size();
-        for (;;) {
-            hpack_field_t f;
-            const int rc = hpack_decode_field(dec, &pos, p.end(), last, &f);
-            if (rc == HPACK_OK) {
-                out->push_back({str(f.name, f.name_len), str(f.value, f.value_len), 0, false});
-                reps->push_back(f.representation);
-                continue;
-            }
-            if (rc == HPACK_BLOCK_END) return HPACK_OK;
-            if (rc == HPACK_NEED_MORE) break;
-            return rc;
-        }
+        const int rc = hpack_tools::decode_piece(dec, &pos, p.end(), last,
+                                                 [&](const hpack_field_t& f) {
+            out->push_back({str(f.name, f.name_len), str(f.value, f.value_len), 0, false});
+            reps->push_back(f.representation);
+        });
+        if (rc == HPACK_BLOCK_END) return HPACK_OK;
+        if (rc != HPACK_NEED_MORE) return rc;
         off += len;
     }
 }
@@ -175,7 +171,7 @@ void round_trip(Connection& c, const std::vector<Field>& list, size_t piece) {
     }
 
     // Too small by one: refused, and the encoder is unchanged.
-    const size_t bound = hpack_encode_bound(c.enc, hs.data(), hs.size());
+    const size_t bound = hpack::encode_bound(hs.data(), hs.size());
     hpack_stats_t before, after;
     hpack_encoder_stats(c.enc, &before);
     const size_t size_before = hpack_encoder_table_size(c.enc);

@@ -140,7 +140,7 @@ std::string decode_story(const Story &s, size_t piece_len, Totals *totals,
 class CorpusDecode : public ::testing::TestWithParam<const char *> {};
 
 /* Decodes every story of the directory, with every piece length given
- * (0: whole blocks through hpack_decode_block). */
+ * (0: whole blocks). */
 void decode_directory(const char *name, std::vector<size_t> piece_lens)
 {
     REQUIRE_CORPUS(corpus);

@@ -214,9 +214,9 @@ const Vector kRfcVectors[] = {
 };
 
 
-// Every encode and decode test runs on each build of the Huffman code the
-// CPU has (huffman.h): the generic one, and the BMI2 one on x86-64 CPUs
-// with BMI2 (skipped, and said, elsewhere).
+// Every encode test runs on each build of the Huffman encoder the CPU has
+// (huffman.h): the generic one, and the BMI2 one on x86-64 CPUs with BMI2
+// (skipped, and said, elsewhere).
 class HuffmanIsaTest : public testing::TestWithParam<hpack::HuffmanIsa> {
 protected:
     void SetUp() override {
@@ -237,7 +237,6 @@ private:
 };
 
 class HuffmanEncode : public HuffmanIsaTest {};
-class HuffmanDecode : public HuffmanIsaTest {};
 
 inline std::string isa_name(const testing::TestParamInfo<hpack::HuffmanIsa>& info) {
     return HuffmanIsaTest::name(info.param);

@@ -315,7 +315,7 @@ std::string nghttp2_to_ours(const Story &s, const Schedule &sc, Totals *t)
         HeaderList got;
         int rc = story::decode_block(dec, wire, &got);
         if (rc != HPACK_OK) {
-            failure = where + "hpack_decode_block returned " + error_text(rc)
+            failure = where + "decoding returned " + error_text(rc)
                       + " after " + std::to_string(got.size())
                       + " fields; nghttp2 wire "
                       + hpack_tools::hex::encode(wire);
@@ -459,13 +459,10 @@ TEST(Nghttp2InteropSensitive, NeverIndexedFieldsAreSeenAsSuchBothWays)
     std::vector<uint8_t> wire;
     ASSERT_EQ(deflate_block(def.p, h, &wire), "");
     std::vector<bool> never;
-    auto collect = [](void *ctx, const hpack_field_t *f) -> int {
-        static_cast<std::vector<bool> *>(ctx)->push_back(
-            f->representation == HPACK_REP_NEVER_INDEXED);
-        return 0;
+    auto collect = [&never](const hpack_field_t &f) {
+        never.push_back(f.representation == HPACK_REP_NEVER_INDEXED);
     };
-    EXPECT_EQ(hpack_decode_block(dec, wire.data(), wire.size(), collect,
-                                 &never),
+    EXPECT_EQ(hpack_tools::decode_block(dec, wire.data(), wire.size(), collect),
               HPACK_OK);
     EXPECT_EQ(never, sensitive) << hpack_tools::hex::encode(wire);
     hpack_decoder_destroy(dec);

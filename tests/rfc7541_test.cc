@@ -144,13 +144,9 @@ TEST_P(AppendixC, SplitAtEveryOctetEqualsWholeBlock) {
                 const uint8_t* pos = buf.data();
                 const uint8_t* end = pos + buf.size();
                 const int last = piece == 1;
-                for (;;) {
-                    hpack_field_t f;
-                    rc = hpack_decode_field(d, &pos, end, last, &f);
-                    if (rc != HPACK_OK) break;
-                    got.emplace_back(std::string(reinterpret_cast<const char*>(f.name), f.name_len),
-                                     std::string(reinterpret_cast<const char*>(f.value), f.value_len));
-                }
+                rc = hpack_tools::decode_piece(d, &pos, end, last, [&got](const hpack_field_t& f) {
+                    got.push_back(header_of(f));
+                });
                 if (!last) {
                     ASSERT_EQ(rc, HPACK_NEED_MORE) << ex.name << " cut " << cut;
                     EXPECT_EQ(pos, end);
@@ -177,10 +173,9 @@ TEST_P(AppendixC, OneOctetAtATime) {
             uint8_t octet = block[i];
             const uint8_t* pos = &octet;
             const int last = i + 1 == block.size();
-            hpack_field_t f;
-            while ((rc = hpack_decode_field(d, &pos, &octet + 1, last, &f)) == HPACK_OK)
-                got.emplace_back(std::string(reinterpret_cast<const char*>(f.name), f.name_len),
-                                 std::string(reinterpret_cast<const char*>(f.value), f.value_len));
+            rc = hpack_tools::decode_piece(d, &pos, &octet + 1, last, [&got](const hpack_field_t& f) {
+                got.push_back(header_of(f));
+            });
             ASSERT_EQ(rc, last ? HPACK_BLOCK_END : HPACK_NEED_MORE);
         }
         EXPECT_EQ(got, s.headers);

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "block.h"
 #include "hex.h"
 #include "hpack.h"
 
@@ -37,21 +38,30 @@ struct Decoded {
     bool operator==(const Header& h) const { return name == h.first && value == h.second; }
 };
 
-// Decodes a whole block; returns the status and appends the fields.
+// The next field of the current block: hpack_decode_fields() for one field.
+inline int decode_field(hpack_decoder_t* d, const uint8_t** pos, const uint8_t* end, int last,
+                        hpack_field_t* f) {
+    size_t n = 0;
+    return hpack_decode_fields(d, pos, end, last, f, 1, &n);
+}
+
+inline Header header_of(const hpack_field_t& f) {
+    return {std::string(reinterpret_cast<const char*>(f.name), f.name_len),
+            std::string(reinterpret_cast<const char*>(f.value), f.value_len)};
+}
+
+inline Decoded decoded(const hpack_field_t& f) {
+    Header h = header_of(f);
+    return {std::move(h.first), std::move(h.second), f.representation, f.index};
+}
+
+// Decodes a whole block, batch fields a call; returns the status and
+// appends the fields.
 inline int decode(hpack_decoder_t* d, const std::vector<uint8_t>& block,
-                  std::vector<Decoded>* out) {
-    hpack_decode_begin(d);
-    const uint8_t* pos = block.data();
-    const uint8_t* end = pos + block.size();
-    hpack_field_t f;
-    for (;;) {
-        int rc = hpack_decode_field(d, &pos, end, 1, &f);
-        if (rc == HPACK_BLOCK_END) return HPACK_OK;
-        if (rc != HPACK_OK) return rc;
-        out->push_back({std::string(reinterpret_cast<const char*>(f.name), f.name_len),
-                        std::string(reinterpret_cast<const char*>(f.value), f.value_len),
-                        f.representation, f.index});
-    }
+                  std::vector<Decoded>* out, size_t batch = hpack_tools::kDecodeBatch) {
+    return hpack_tools::decode_block(
+        d, block.data(), block.size(), [out](const hpack_field_t& f) { out->push_back(decoded(f)); },
+        batch);
 }
 
 inline HeaderList names_values(const std::vector<Decoded>& v) {
@@ -80,7 +90,7 @@ inline std::vector<hpack_header_t> to_headers(const HeaderList& list,
 inline std::vector<uint8_t> encode(hpack_encoder_t* e, const HeaderList& list,
                                    const std::vector<unsigned>& flags = {}) {
     std::vector<hpack_header_t> hs = to_headers(list, flags);
-    std::vector<uint8_t> out(hpack_encode_bound(e, hs.data(), hs.size()));
+    std::vector<uint8_t> out(hpack_tools::encode_room(hs.data(), hs.size()));
     size_t len = 0;
     int rc = hpack_encode(e, hs.data(), hs.size(), out.data(), out.size(), &len);
     if (rc != HPACK_OK) return {};

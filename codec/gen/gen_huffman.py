@@ -13,9 +13,8 @@ The layout of the emitted tables is described in the .inc header.
 import re
 import sys
 
-# The root decode table is indexed by the next 12 input bits: 16 KiB, and
-# as much again for the lanes' copy (kLane), two symbols per lookup for
-# much header text.  13 bits decode 4 KiB of text faster with the tables in
+# The root decode table is indexed by the next 12 input bits: 16 KiB, two
+# symbols per lookup for much header text.  13 bits decode 4 KiB of text faster with the tables in
 # L1, but in an nginx worker, whose own work evicts them between
 # connections, 12 bits miss L1 less per cold request, and 11 bits cost more
 # instructions than their misses save (docs/DESIGN.md, "Measurements that

@@ -59,7 +59,7 @@ extern "C" {
 /* ---------------------------------------------------------------- status */
 
 enum hpack_status {
-    HPACK_OK         = 0,   /* a field was decoded / the call succeeded */
+    HPACK_OK         = 0,   /* fields were decoded / the call succeeded */
     HPACK_BLOCK_END  = 1,   /* the header block is complete, no field */
     HPACK_NEED_MORE  = 2    /* the piece was consumed; give the next one */
 };
@@ -245,36 +245,17 @@ void hpack_decoder_set_string_limit(hpack_decoder_t *dec, size_t max_coded_len);
 int hpack_decoder_set_settings_table_size(hpack_decoder_t *dec, size_t size);
 
 /* Starts a new header block.  Must be called before the first
- * hpack_decode_field() of every block; resets the list-size accounting. */
+ * hpack_decode_fields() of every block; resets the list-size accounting. */
 void hpack_decode_begin(hpack_decoder_t *dec);
 
-/* Decodes the next field of the current block from the piece [*pos, end).
- * A block may arrive in any number of pieces (reads, CONTINUATION frames);
- * last is non-zero for its final piece.  *pos is advanced over what was
- * consumed.
- *
- * Returns
- *   HPACK_OK          *field holds a field.  Its name and value stay valid
- *                     until the next call on this decoder, or until the
- *                     piece they may point into is released, whichever
- *                     comes first.  Call again for the next field.
- *   HPACK_NEED_MORE   the piece is fully consumed (a partial representation
- *                     is kept inside the decoder); call again with the next
- *                     piece.  Only when last is 0.
- *   HPACK_BLOCK_END   last is set and the block is complete.
- *   < 0               an hpack_error; the decoder is no longer usable.
- *
- * Dynamic-table size updates are applied silently (they are only accepted
- * before the first field of a block). */
-int hpack_decode_field(hpack_decoder_t *dec, const uint8_t **pos,
-    const uint8_t *end, int last, hpack_field_t *field);
-
-/* Decodes the next fields of the current block from [*pos, end) into
- * fields[0..max_fields): hpack_decode_field() for many fields in one call,
- * the cheaper way to decode a block.  *n_fields gets the number of fields
- * written, whatever the result.  Their names and values all stay valid
- * until the next call on this decoder (or until the piece they may point
- * into is released), and their memos stay each entry's own.
+/* Decodes the next fields of the current block from the piece [*pos, end)
+ * into fields[0..max_fields).  A block may arrive in any number of pieces
+ * (reads, CONTINUATION frames); last is non-zero for its final piece.
+ * *pos is advanced over what was consumed; *n_fields gets the number of
+ * fields written, whatever the result.  The fields' names and values all
+ * stay valid until the next call on this decoder, or until the piece they
+ * may point into is released, whichever comes first; their memos stay
+ * each entry's own.
  *
  * Returns
  *   HPACK_OK          *n_fields >= 1 fields; call again for more.  A call
@@ -282,21 +263,21 @@ int hpack_decode_field(hpack_decoder_t *dec, const uint8_t **pos,
  *                     block goes on (a field that would have moved what
  *                     earlier fields point at is left for the next call).
  *   HPACK_NEED_MORE   *n_fields fields (maybe none), then the piece was
- *                     fully consumed; call again with the next piece.
- *   HPACK_BLOCK_END   *n_fields fields (maybe none), then the block ended.
- *   < 0               an hpack_error after *n_fields valid fields;
- *                     HPACK_E_ARGUMENT for max_fields == 0. */
+ *                     fully consumed (a partial representation is kept
+ *                     inside the decoder); call again with the next piece.
+ *                     Only when last is 0.
+ *   HPACK_BLOCK_END   *n_fields fields (maybe none), then the block ended
+ *                     (last is set).
+ *   < 0               an hpack_error after *n_fields valid fields; the
+ *                     decoder is no longer usable.  Except
+ *                     HPACK_E_ARGUMENT for max_fields == 0, which changes
+ *                     nothing.
+ *
+ * Dynamic-table size updates are applied silently (they are only accepted
+ * before the first field of a block). */
 int hpack_decode_fields(hpack_decoder_t *dec, const uint8_t **pos,
     const uint8_t *end, int last, hpack_field_t *fields, size_t max_fields,
     size_t *n_fields);
-
-/* Convenience: decodes a whole block, calling emit for every field (a
- * non-zero return from emit stops decoding and is returned).  Returns
- * HPACK_OK or an error. */
-typedef int (*hpack_emit_pt)(void *ctx, const hpack_field_t *field);
-
-int hpack_decode_block(hpack_decoder_t *dec, const uint8_t *in, size_t len,
-    hpack_emit_pt emit, void *ctx);
 
 /* Current dynamic table: size in the RFC measure, and number of entries. */
 size_t hpack_decoder_table_size(const hpack_decoder_t *dec);
@@ -381,26 +362,23 @@ void hpack_encoder_destroy(hpack_encoder_t *enc);
  * (RFC 7541 4.2).  HPACK_OK or HPACK_E_ARGUMENT. */
 int hpack_encoder_set_peer_table_size(hpack_encoder_t *enc, size_t size);
 
-/* Upper bound of the encoded size of a block of n headers. */
-size_t hpack_encode_bound(const hpack_encoder_t *enc,
-    const hpack_header_t *headers, size_t n);
-
-/* The same bound without the call, for a host that sums its fields' sizes
- * as it builds them: at least hpack_encode_bound() of n headers whose
- * name_len + value_len + value_literal_len add up to octets.  The block's
- * part covers two size updates and the overrun of whole-word Huffman
- * stores; each field's, its representation's integer and two length
- * prefixes.  hpack_encode() checks out_cap against its own bound, which
- * this one never falls below. */
+/* The room hpack_encode() is always given enough by: an upper bound of the
+ * encoded size of a block of n headers whose name_len + value_len +
+ * value_literal_len add up to octets, which a host can sum as it builds
+ * its fields.  The block's part covers two size updates and the overrun of
+ * whole-word Huffman stores; each field's, its representation's integer
+ * and two length prefixes. */
 #define HPACK_BLOCK_BOUND   84
 #define HPACK_FIELD_BOUND   18
 #define HPACK_ENCODE_BOUND(n, octets)                                        \
     (HPACK_BLOCK_BOUND + HPACK_FIELD_BOUND * (size_t) (n) + (size_t) (octets))
 
-/* Encodes one header block.  out must have room for at least
- * hpack_encode_bound() octets, else HPACK_E_BUFFER is returned and the
- * encoder is unchanged.  On HPACK_OK *out_len is the block length.  Blocks
- * must reach the peer in the order they were encoded. */
+/* Encodes one header block into out (out_cap octets;
+ * HPACK_ENCODE_BOUND() is always enough).  hpack_encode() checks out_cap
+ * against a bound of its own, never above HPACK_ENCODE_BOUND(), before it
+ * writes anything: below it HPACK_E_BUFFER is returned and the encoder is
+ * unchanged.  On HPACK_OK *out_len is the block length.  Blocks must reach
+ * the peer in the order they were encoded. */
 int hpack_encode(hpack_encoder_t *enc, const hpack_header_t *headers,
     size_t n, uint8_t *out, size_t out_cap, size_t *out_len);
 

@@ -1,20 +1,14 @@
-// The decoder (RFC 7541 3, 6): one representation per call, a block in any
-// number of pieces.
+// The decoder (RFC 7541 3, 6): a batch of fields per call
+// (hpack_decode_fields()), a block in any number of pieces.
 //
 // The common case is a whole block in one piece: fields are parsed in place,
 // raw strings point into the input, indexed fields into the table, and only
 // Huffman strings are decoded, into one scratch buffer sized once per field
-// from the coded lengths.  A batch (hpack_decode_fields()) decodes the
-// Huffman strings of its fields together, three at a time, before parsing
-// them (predecode()).  When a piece ends inside a representation, the
+// from the coded lengths.  When a piece ends inside a representation, the
 // rest of the piece is kept in a side buffer and parsing continues there
 // once the next piece is appended: the same parser serves both paths.
 
 #include <string.h>
-
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #include "common.h"
 #include "memory.h"
@@ -41,17 +35,6 @@ constexpr size_t kBatchScratch = 1024;
 constexpr int kBatchFull = 3;    // the field would move bytes that earlier
                                  // fields of the same batch point at
 
-// hpack_decode_fields() decodes the Huffman strings of the fields it is
-// about to parse before it parses them, three at a time (huffman_decode_many()):
-// up to kPreStrings strings of kPreMinOctets or more (shorter ones gain
-// nothing), whose outputs take at most kPreOctets.
-constexpr size_t kPreStrings = 16;
-constexpr size_t kPreOctets = 2048;
-constexpr size_t kPreFields = 64;  // representations looked at, at most
-constexpr size_t kPreMinOctets = 8;
-constexpr size_t kPreClasses = 12;  // lengths below 2^12 (kPreOctets)
-static_assert(kPreOctets * 5 / 8 < (size_t{1} << kPreClasses), "length classes");
-
 // Where a string literal lies in the input, before decoding.
 struct StringRef {
     const uint8_t* data;
@@ -74,32 +57,6 @@ inline int read_string(const uint8_t* p, const uint8_t* end, StringRef* s) {
     s->len = len;
     s->huffman = (p[0] & 0x80) != 0;
     return r;
-}
-
-// Whether [p, end), at least 8 octets, holds an octet below 0x80: every
-// literal representation starts with one, while a run of one-octet
-// references has none (an octet below 0x80 in a longer index or a string
-// is a false yes, which costs only the scan of predecode()).  16 octets
-// at a time where SSE2 is there, else 8, the last load overlapping.
-inline bool may_hold_literal(const uint8_t* p, const uint8_t* end) {
-#ifdef __SSE2__
-    if (end - p >= 16) {
-        const uint8_t* const last = end - 16;
-        for (; p < last; p += 16)
-            if (_mm_movemask_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))) != 0xffff)
-                return true;
-        return _mm_movemask_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(last))) !=
-               0xffff;
-    }
-#endif
-    constexpr uint64_t kHigh = 0x8080808080808080ull;
-    uint64_t w;
-    for (; end - p > 8; p += 8) {
-        memcpy(&w, p, 8);
-        if ((w & kHigh) != kHigh) return true;
-    }
-    memcpy(&w, end - 8, 8);
-    return (w & kHigh) != kHigh;
 }
 
 // The decoder's table: each descriptor carries the caller's memo, begins
@@ -126,25 +83,6 @@ struct hpack_decoder {
     // memo of (live ids from batch_first_id on) may be moved or reused.
     bool                                    batch_more = false;
     uint64_t                                batch_first_id = 0;
-    // Strings decoded ahead of their fields (predecode()), in the order they
-    // appear, their outputs in the first scratch_base octets of the
-    // scratch; pre_next is the next one parse() will meet.  pre_end is the
-    // end of the piece hpack_decode_fields() parses in place until a field
-    // has used it (nullptr: no decoding ahead), pre_fields the fields the
-    // call may still return.
-    // Per string: where it lies in the input, its result (decoded length
-    // or error) and its output's offset (the scratch may move after); the
-    // jobs huffman_decode_many() takes are predecode()'s locals, so that
-    // the decoder keeps 16 octets a string instead of 36.
-    const uint8_t*                          pre_src[hpack::kPreStrings];
-    int32_t                                 pre_result[hpack::kPreStrings];
-    uint32_t                                pre_at[hpack::kPreStrings];
-    size_t                                  pre_count = 0;
-    size_t                                  pre_next = 0;
-    size_t                                  scratch_base = 0;
-    const uint8_t*                          pre_end = nullptr;
-    size_t                                  pre_fields = 0;
-
     size_t   settings_size = 0;     // our SETTINGS_HEADER_TABLE_SIZE
     size_t   max_field = SIZE_MAX;
     size_t   max_list = SIZE_MAX;
@@ -175,24 +113,6 @@ struct hpack_decoder {
     // "Measurements that decided": "Decoder and table: `parse()` inlined
     // into the batch loop and `decode_any()`").
     HPACK_INLINE int parse(const uint8_t* p, const uint8_t* end, hpack_field_t* f, size_t* used);
-    void predecode(const uint8_t* p, const uint8_t* end);
-    void forget_predecoded() {
-        pre_count = pre_next = 0;
-        scratch_base = 0;
-    }
-    // Whether the k-th string decoded ahead is the one at s.
-    bool predecoded(size_t k, const hpack::StringRef& s) const {
-        return k < pre_count && pre_src[k] == s.data;
-    }
-    // Takes the next string decoded ahead (the one predecoded() matched).
-    int take_predecoded(const uint8_t** out, size_t* out_len) {
-        const int32_t n = pre_result[pre_next];
-        if (n < 0) return static_cast<int>(n);
-        *out = scratch.data() + pre_at[pre_next];
-        *out_len = static_cast<size_t>(n);
-        ++pre_next;
-        return HPACK_OK;
-    }
     inline int resolve(uint32_t index, hpack_field_t* f);
     inline int check_limits(size_t name_len, size_t value_len) const;
     HPACK_INLINE size_t decode_indexed_run(
@@ -446,33 +366,14 @@ int hpack_decoder::parse(const uint8_t* p, const uint8_t* end,
     if (value.len > static_cast<size_t>(end - q)) return kIncomplete;
     q += value.len;
 
-    // The call's first Huffman string is decoded ahead with those after it
-    // (predecode()), while nothing points into the scratch yet, when there
-    // is room after it for another worth decoding beside it and a literal
-    // may follow: a warm block whose one literal is followed by one-octet
-    // references (a client that does not index :path) skips the layout
-    // pass (DESIGN.md, "Measurements that decided": "Decoder and table:
-    // the layout pass only when an octet below 0x80 follows").
-    if (HPACK_UNLIKELY(end == pre_end) && (name.huffman || value.huffman)) {
-        pre_end = nullptr;
-        static_assert(2 + kPreMinOctets >= 8, "may_hold_literal() reads 8 octets");
-        if (scratch_used == 0 && static_cast<size_t>(end - q) >= 2 + kPreMinOctets &&
-            may_hold_literal(q, end)) {
-            predecode(p, end);
-            scratch_used = scratch_base;
-        }
-    }
     // One scratch reservation for everything this field decodes or copies:
-    // the Huffman outputs that were not decoded ahead, and a dynamic name
-    // that the insertion may evict.  Within a batch the field goes after
+    // the Huffman outputs, and a dynamic name that the insertion may
+    // evict.  Within a batch the field goes after
     // the earlier ones, and the batch ends when it would not fit: the
     // buffer only grows before the call has returned anything in it.
     const bool copy_name = rep == HPACK_REP_INCREMENTAL && name_id != UINT64_MAX;
-    const bool name_pre = index == 0 && predecoded(pre_next, name);
-    const bool value_pre = predecoded(pre_next + name_pre, value);
-    const size_t name_cap = index == 0 ? (name_pre ? 0 : name.max_decoded())
-                            : copy_name ? f->name_len : 0;
-    const size_t need = name_cap + (value_pre ? 0 : value.max_decoded());
+    const size_t name_cap = index == 0 ? name.max_decoded() : copy_name ? f->name_len : 0;
+    const size_t need = name_cap + value.max_decoded();
     if (HPACK_LIKELY(batch_more)) {
         if (need > scratch.capacity() - scratch_used) return kBatchFull;
         if (rep == HPACK_REP_INCREMENTAL) {
@@ -482,19 +383,12 @@ int hpack_decoder::parse(const uint8_t* p, const uint8_t* end,
                                      (value.huffman ? value.max_decoded() : value.len);
             if (!table.insert_moves_nothing(entry_max, batch_first_id)) return kBatchFull;
         }
-    } else {
-        // After the strings decoded ahead, which stay.
-        const size_t want = scratch_used + need;
-        if (!scratch.reserve_keeping(want < kBatchScratch ? kBatchScratch : want,
-                                     scratch_used))
-            return HPACK_E_NOMEM;
+    } else if (!scratch.reserve(need < kBatchScratch ? kBatchScratch : need, false)) {
+        return HPACK_E_NOMEM;
     }
     uint8_t* w = scratch.data() + scratch_used;
 
-    if (name_pre) {
-        rc = take_predecoded(&f->name, &f->name_len);
-        if (rc != HPACK_OK) return rc;
-    } else if (index == 0) {
+    if (index == 0) {
         rc = materialize(name, w, &f->name, &f->name_len);
         if (rc != HPACK_OK) return rc;
         if (name.huffman) w += f->name_len;
@@ -507,14 +401,9 @@ int hpack_decoder::parse(const uint8_t* p, const uint8_t* end,
             w += f->name_len;
         }
     }
-    if (value_pre) {
-        rc = take_predecoded(&f->value, &f->value_len);
-        if (rc != HPACK_OK) return rc;
-    } else {
-        rc = materialize(value, w, &f->value, &f->value_len);
-        if (rc != HPACK_OK) return rc;
-        if (value.huffman) w += f->value_len;
-    }
+    rc = materialize(value, w, &f->value, &f->value_len);
+    if (rc != HPACK_OK) return rc;
+    if (value.huffman) w += f->value_len;
     rc = check_limits(f->name_len, f->value_len);
     if (rc != HPACK_OK) return rc;
     scratch_used = static_cast<size_t>(w - scratch.data());
@@ -551,115 +440,6 @@ int hpack_decoder::parse(const uint8_t* p, const uint8_t* end,
     }
     *used = static_cast<size_t>(q - p);
     return HPACK_OK;
-}
-
-// Finds the Huffman strings of the representations at p (at most
-// pre_fields fields, as they lie in this piece) and decodes them three at
-// a time into the scratch, longest first, where parse() takes them: one
-// string decodes at the latency of a lookup after another
-// (huffman_decode.cc), three overlap.  Only the layout is read here: whatever parse() would
-// reject, it still rejects, with the same error at the same field (a
-// string's decoding error included), and the strings after it were
-// decoded for nothing.  Bounded by kPreStrings, kPreOctets and kPreFields.
-void hpack_decoder::predecode(const uint8_t* p, const uint8_t* end) {
-    size_t count = 0, octets = 0;
-    size_t fields = pre_fields < kPreFields ? pre_fields : kPreFields;
-    HuffmanJob jobs[kPreStrings];
-    uint8_t cls[kPreStrings];   // the power of two below its length
-    uint8_t per_class[kPreClasses] = {};
-    // One string literal at p: past it, and noted in jobs[] when it is worth
-    // decoding ahead.  False where the scan stops: the literal is cut
-    // short, or jobs[] or its octets are full.  Called once for a literal
-    // name and once for the value, each copy laid out for its common case,
-    // where a loop over the two takes more jumps ("Decoder and table:
-    // branches laid out for a literal" in DESIGN.md).
-    const auto scan_string = [&]() HPACK_ALWAYS_INLINE -> bool {
-        StringRef str;
-        int r;
-        if (HPACK_UNLIKELY(p == end) || HPACK_UNLIKELY((r = read_string(p, end, &str)) <= 0))
-            return false;
-        p += r;
-        if (HPACK_UNLIKELY(str.len > static_cast<size_t>(end - p))) return false;
-        p += str.len;
-        if (!str.huffman || str.len < kPreMinOctets || HPACK_UNLIKELY(str.len > max_string))
-            return true;
-        const size_t cap = huffman_decode_capacity(str.len);
-        if (HPACK_UNLIKELY(count == kPreStrings || octets + cap > kPreOctets)) return false;
-        jobs[count] = {str.data, str.len, nullptr, 0};
-        pre_src[count] = str.data;
-        pre_at[count] = static_cast<uint32_t>(octets);
-        cls[count] = static_cast<uint8_t>(31 - __builtin_clz(str.len));
-        ++per_class[cls[count]];
-        ++count;
-        octets += cap;
-        return true;
-    };
-    while (fields != 0 && p < end) {
-        const uint8_t b = *p;
-        if (b & 0x80) {                                // indexed
-            if (b != 0xff) {
-                // A run of one-octet references (a warm block is mostly
-                // that), 16 octets at a time where SSE2 is there.
-                const uint8_t* q = p + 1;
-#ifdef __SSE2__
-                const __m128i ones = _mm_set1_epi8(static_cast<char>(0xff));
-                while (end - q >= 16) {
-                    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));
-                    const unsigned run = static_cast<unsigned>(_mm_movemask_epi8(v))
-                                         & ~static_cast<unsigned>(
-                                             _mm_movemask_epi8(_mm_cmpeq_epi8(v, ones)));
-                    if (run != 0xffff) {
-                        q += __builtin_ctz(~run);
-                        break;
-                    }
-                    q += 16;
-                }
-#endif
-                while (q < end && *q >= 0x80 && *q != 0xff) ++q;
-                const size_t n = static_cast<size_t>(q - p);
-                fields = n < fields ? fields - n : 0;
-                p = q;
-                continue;
-            }
-            uint32_t index;
-            const int r = decode_integer(p, end, 7, &index);
-            if (r <= 0) break;
-            p += r;
-            --fields;
-            continue;
-        }
-        // A literal (a size update is only ever first, and ends the scan).
-        if (HPACK_UNLIKELY((b & 0xe0) == 0x20)) break;
-        uint32_t index;
-        const int r = decode_integer(p, end, (b & 0x40) ? 6 : 4, &index);
-        if (HPACK_UNLIKELY(r <= 0)) break;
-        p += r;
-        --fields;
-        // The name (a literal one) and the value.
-        if ((HPACK_UNLIKELY(index == 0) && !scan_string()) || !scan_string())
-            break;
-    }
-    if (count < 2 || !scratch.reserve(octets > kBatchScratch ? octets : kBatchScratch, false))
-        return;
-    // Longest first, by the power of two below the length (a counting
-    // sort: a full one cost more than it saved), so that the lanes end
-    // close together.
-    uint8_t start[kPreClasses];
-    for (size_t c = kPreClasses, run = 0; c-- > 0;) {
-        start[c] = static_cast<uint8_t>(run);
-        run += per_class[c];
-    }
-    uint8_t order[kPreStrings];
-    for (size_t k = 0; k < count; ++k) {
-        jobs[k].dst = scratch.data() + pre_at[k];
-        order[start[cls[k]]++] = static_cast<uint8_t>(k);
-    }
-    huffman_decode_many(jobs, order, count);
-    // a result is at most kPreOctets, or a negative HPACK_E_*
-    static_assert(kPreOctets <= INT32_MAX, "results fit pre_result");
-    for (size_t k = 0; k < count; ++k) pre_result[k] = static_cast<int32_t>(jobs[k].result);
-    pre_count = count;
-    scratch_base = octets;
 }
 
 // ----------------------------------------------------------------- C ABI
@@ -722,16 +502,6 @@ HPACK_API void hpack_decode_begin(hpack_decoder_t* dec) {
     dec->pending.clear();
     dec->pending_pos = 0;
     dec->fast = dec->ready && !dec->update_required;
-}
-
-HPACK_API int hpack_decode_field(hpack_decoder_t* dec, const uint8_t** pos,
-                                 const uint8_t* end, int last, hpack_field_t* field) {
-    if (HPACK_LIKELY(dec->fast && *pos < end && (**pos & 0x80) &&
-                     dec->decode_indexed_run(pos, end, field, 1)))
-        return HPACK_OK;
-    dec->pre_end = nullptr;
-    if (dec->pre_count) dec->forget_predecoded();
-    return dec->decode_slow(pos, end, last, field);
 }
 
 // The fast path: one-octet indexed fields in an unsplit block, the bulk of
@@ -819,8 +589,6 @@ HPACK_API int hpack_decode_fields(hpack_decoder_t* dec, const uint8_t** pos,
                                   size_t max_fields, size_t* n_fields) {
     size_t n = 0;
     int rc = HPACK_E_ARGUMENT;
-    if (dec->pre_count) dec->forget_predecoded();
-    dec->pre_end = dec->fast ? end : nullptr;
     dec->scratch_used = 0;
     dec->batch_first_id = dec->table.first_id();
     if (max_fields != 0) {
@@ -836,7 +604,6 @@ HPACK_API int hpack_decode_fields(hpack_decoder_t* dec, const uint8_t** pos,
                     break;
                 }
             }
-            dec->pre_fields = max_fields - n;
             if (n == 0) {
                 rc = dec->decode_slow(pos, end, last, fields);
             } else {
@@ -947,23 +714,6 @@ int hpack_decoder::decode_any(const uint8_t** pos, const uint8_t* end, int last,
         }
         if (rc == kSizeUpdate) continue;
         return field_done(field);
-    }
-}
-
-HPACK_API int hpack_decode_block(hpack_decoder_t* dec, const uint8_t* in, size_t len,
-                                 hpack_emit_pt emit, void* ctx) {
-    hpack_decode_begin(dec);
-    const uint8_t* pos = in;
-    const uint8_t* end = in + len;
-    hpack_field_t f;
-    for (;;) {
-        int rc = hpack_decode_field(dec, &pos, end, 1, &f);
-        if (rc == HPACK_BLOCK_END) return HPACK_OK;
-        if (rc != HPACK_OK) return rc;
-        if (emit) {
-            rc = emit(ctx, &f);
-            if (rc != 0) return rc;
-        }
     }
 }
 

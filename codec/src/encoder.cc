@@ -13,6 +13,7 @@
 #include "common.h"
 #include "memory.h"
 #include "dynamic_table.h"
+#include "encoder.h"
 #include "hash.h"
 #include "huffman.h"
 #include "integer.h"
@@ -178,7 +179,7 @@ private:
     uint32_t  inline_[kInline];  // read only once written
 };
 
-// hpack_encode_bound(): two size updates and the overrun of whole-word
+// encode_bound(): two size updates and the overrun of whole-word
 // Huffman stores, then per field a representation octet with its index,
 // the name and value with their length prefixes (a literal is never longer
 // than raw).  Each field takes at most its share, so every string starts
@@ -679,8 +680,7 @@ HPACK_API int hpack_encoder_set_peer_table_size(hpack_encoder_t* enc, size_t siz
     return HPACK_OK;
 }
 
-HPACK_API size_t hpack_encode_bound(const hpack_encoder_t*, const hpack_header_t* headers,
-                                    size_t n) {
+size_t hpack::encode_bound(const hpack_header_t* headers, size_t n) {
     size_t bound = kBlockBound;
     for (size_t i = 0; i < n; ++i) bound += field_bound(headers[i]);
     return bound;
@@ -764,7 +764,7 @@ HPACK_API int hpack_encode(hpack_encoder_t* enc, const hpack_header_t* headers, 
     size_t bound = kBlockBound + done * HPACK_FIELD_BOUND + plain;
 
     // One pass checks the other fields' arguments and adds their shares of
-    // the bound: below hpack_encode_bound() a block is refused, whatever
+    // the bound: below encode_bound() a block is refused, whatever
     // it would have taken.
     for (size_t i = done; i < n; ++i) {
         const hpack_header_t& h = headers[i];

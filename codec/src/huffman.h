@@ -25,16 +25,9 @@ size_t huffman_encode(const uint8_t* src, size_t n, uint8_t* dst);
 constexpr size_t kHuffmanBoundedOverrun = 72;
 size_t huffman_encode_bounded(const uint8_t* src, size_t n, uint8_t* dst, size_t limit);
 
-// The decoder writes whole words, up to 8 octets from its last symbol, and
-// decodes long strings from two or three positions whose outputs it joins
-// (see huffman_decode.h): the capacity below covers both.
+// The decoder stores a group's symbols with one 8-octet store, up to 8
+// octets past its last symbol: the capacity below covers it.
 constexpr size_t kHuffmanDecodeSlack = 16;
-
-// Strings of this many coded octets and more decode from two positions,
-// and from kHuffmanSplit3MinOctets on from three (huffman_decode.h and
-// huffman_decode_long.cc say why from there).
-constexpr size_t kHuffmanSplitMinOctets = 112;
-constexpr size_t kHuffmanSplit3MinOctets = 1280;
 
 // The shortest code is 5 bits, so n octets decode to at most n * 8 / 5.
 inline size_t huffman_decode_capacity(size_t n) {
@@ -47,31 +40,11 @@ inline size_t huffman_decode_capacity(size_t n) {
 // does not end in at most 7 one bits (RFC 7541 5.2).
 ptrdiff_t huffman_decode(const uint8_t* src, size_t n, uint8_t* dst);
 
-// How many strings long enough to decode from two (positions 2) or three
-// (3) positions were decoded from the first position alone after all,
-// since the library was loaded: a later position that misreads before
-// the one before it reaches it cannot tell that from an error in the
-// string, and gives its part back.  Valid text seldom makes it do so;
-// tests read this to see that the later positions did their part.
-size_t huffman_split_fallbacks(unsigned positions);
-
-// Decodes each job's string as huffman_decode() does (result: what that
-// returns), three at a time: their lookups overlap, where one string runs
-// at the latency of one lookup after another.  The jobs are taken in the
-// given order (longest first is best); each dst has
-// huffman_decode_capacity(n) octets.
-struct HuffmanJob {
-    const uint8_t* src;
-    size_t         n;
-    uint8_t*       dst;
-    ptrdiff_t      result;
-};
-void huffman_decode_many(HuffmanJob* jobs, const uint8_t* order, size_t count);
-
-// The code above runs in one of two builds: generic x86-64 (or whatever the
-// target is), or with BMI2's shifts and MOVBE's stores, chosen when the
+// The encoder above runs in one of two builds: generic x86-64 (or whatever
+// the target is), or with BMI2's shifts and MOVBE's stores, chosen when the
 // library is loaded if the CPU has them.  Both give the same results;
-// tests run both.
+// tests run both.  The decoder has one build: its lookups wait on each
+// other, and BMI2's shorter code for them did not make it faster.
 enum class HuffmanIsa { generic, bmi2 };
 
 bool huffman_has_isa(HuffmanIsa isa);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "hpack.h"
+#include "block.h"
 #include "hex.h"
 #include "json.h"
 #include "story.h"
@@ -386,22 +387,8 @@ int cmd_decode(const Options &o)
         }
         hpack_decode_begin(dec);
         const uint8_t *p = block.data();
-        const uint8_t *end = p + block.size();
-        for (;;) {
-            const uint8_t *start = p;
-            hpack_field_t f;
-            int rc = hpack_decode_field(dec, &p, end, 1, &f);
-            if (rc == HPACK_BLOCK_END) {
-                break;
-            }
-            if (rc != HPACK_OK) {
-                std::cout.flush();
-                std::cerr << "hpack: " << where << ": block " << blocks
-                          << ", representation at octet "
-                          << (start - block.data()) << ": "
-                          << describe_error(rc) << "\n";
-                return 1;
-            }
+        int rc = hpack_tools::decode_piece(dec, &p, p + block.size(), 1,
+                              [&o](const hpack_field_t &f) {
             std::string line;
             if (o.verbose) {
                 line = representation_of(f) + " ";
@@ -410,6 +397,14 @@ int cmd_decode(const Options &o)
             line += ": ";
             append_escaped(&line, f.value, f.value_len);
             std::cout << line << "\n";
+        });
+        if (rc != HPACK_BLOCK_END) {
+            // A failed block in one piece leaves p at the representation.
+            std::cout.flush();
+            std::cerr << "hpack: " << where << ": block " << blocks
+                      << ", representation at octet " << (p - block.data())
+                      << ": " << describe_error(rc) << "\n";
+            return 1;
         }
         if (o.verbose) {
             hpack_decoder_stats(dec, &after);

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "hpack.h"
+#include "block.h"
 #include "hex.h"
 #include "json.h"
 
@@ -279,25 +280,29 @@ inline std::string diff(const HeaderList &want, const HeaderList &got)
 
 /* ------------------------------------------------------------ codec glue */
 
-inline int collect_field(void *ctx, const hpack_field_t *f)
-{
-    auto *out = static_cast<HeaderList *>(ctx);
-    out->push_back({std::string(reinterpret_cast<const char *>(f->name),
-                                f->name_len),
-                    std::string(reinterpret_cast<const char *>(f->value),
-                                f->value_len)});
-    return 0;
-}
+/* Appends a decoded field to a header list. */
+struct CollectField {
+    HeaderList *out;
 
-/* One whole block through hpack_decode_block(): HPACK_OK or an error. */
+    void operator()(const hpack_field_t &f) const
+    {
+        out->push_back({std::string(reinterpret_cast<const char *>(f.name),
+                                    f.name_len),
+                        std::string(reinterpret_cast<const char *>(f.value),
+                                    f.value_len)});
+    }
+};
+
+/* One whole block: HPACK_OK or an error. */
 inline int decode_block(hpack_decoder_t *dec, const std::vector<uint8_t> &in,
                         HeaderList *out)
 {
     out->clear();
-    return hpack_decode_block(dec, in.data(), in.size(), collect_field, out);
+    return hpack_tools::decode_block(dec, in.data(), in.size(),
+                                     CollectField{out});
 }
 
-/* One block through hpack_decode_field(), handed over in pieces of
+/* One block through hpack_decode_fields(), handed over in pieces of
  * piece_len octets (the last piece may be shorter), as a block split over
  * reads and CONTINUATION frames arrives.  Every piece must be consumed
  * before the next is given (the NEED_MORE contract).  HPACK_OK, an hpack
@@ -315,23 +320,15 @@ inline int decode_block_in_pieces(hpack_decoder_t *dec, const uint8_t *data,
         const uint8_t *p = data + off;
         const uint8_t *end = p + n;
         int last = off + n == len;
-        for (;;) {
-            hpack_field_t f;
-            int rc = hpack_decode_field(dec, &p, end, last, &f);
-            if (rc == HPACK_OK) {
-                collect_field(out, &f);
-                continue;
-            }
-            if (rc == HPACK_BLOCK_END) {
-                return last && p == end ? int(HPACK_OK) : int(HPACK_E_STATE);
-            }
-            if (rc == HPACK_NEED_MORE) {
-                if (last || p != end) {
-                    return HPACK_E_STATE;
-                }
-                break;
-            }
+        int rc = decode_piece(dec, &p, end, last, CollectField{out});
+        if (rc == HPACK_BLOCK_END) {
+            return last && p == end ? int(HPACK_OK) : int(HPACK_E_STATE);
+        }
+        if (rc != HPACK_NEED_MORE) {
             return rc;
+        }
+        if (last || p != end) {
+            return HPACK_E_STATE;
         }
         off += n;
     }
@@ -350,12 +347,12 @@ inline std::vector<hpack_header_t> to_hpack(const HeaderList &h)
     return v;
 }
 
-/* One block through hpack_encode(), out sized by hpack_encode_bound(). */
+/* One block through hpack_encode(), out sized by HPACK_ENCODE_BOUND(). */
 inline int encode_block(hpack_encoder_t *enc, const HeaderList &h,
                         std::vector<uint8_t> *out)
 {
     std::vector<hpack_header_t> v = to_hpack(h);
-    size_t bound = hpack_encode_bound(enc, v.data(), v.size());
+    size_t bound = encode_room(v.data(), v.size());
     size_t len = 0;
     out->assign(bound, 0);
     int rc = hpack_encode(enc, v.data(), v.size(), out->data(), out->size(),
