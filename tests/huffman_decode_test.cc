@@ -16,7 +16,11 @@ using namespace hpack_huffman_test;
 
 namespace {
 
-TEST(HuffmanDecode, RfcAppendixCVectors) {
+INSTANTIATE_TEST_SUITE_P(Isa, HuffmanDecode,
+                         testing::Values(hpack::HuffmanIsa::generic, hpack::HuffmanIsa::bmi2),
+                         isa_name);
+
+TEST_P(HuffmanDecode, RfcAppendixCVectors) {
     for (const Vector& v : kRfcVectors) {
         const Decoded d = decode(from_hex(v.hex));
         ASSERT_GE(d.rc, 0) << v.plain;
@@ -24,13 +28,13 @@ TEST(HuffmanDecode, RfcAppendixCVectors) {
     }
 }
 
-TEST(HuffmanDecode, EmptyInputDecodesToEmpty) {
+TEST_P(HuffmanDecode, EmptyInputDecodesToEmpty) {
     uint8_t out[hpack::kHuffmanDecodeSlack];
     EXPECT_EQ(hpack::huffman_decode(nullptr, 0, out), 0);
     EXPECT_EQ(decode(Bytes{}).rc, 0);
 }
 
-TEST(HuffmanDecode, EveryOctetAloneRoundTrips) {
+TEST_P(HuffmanDecode, EveryOctetAloneRoundTrips) {
     for (int c = 0; c < 256; ++c) {
         const Bytes in{static_cast<uint8_t>(c)};
         const Decoded d = decode(encode(in));
@@ -39,7 +43,7 @@ TEST(HuffmanDecode, EveryOctetAloneRoundTrips) {
     }
 }
 
-TEST(HuffmanDecode, AllOctetsInOneStringRoundTrip) {
+TEST_P(HuffmanDecode, AllOctetsInOneStringRoundTrip) {
     Bytes in;
     for (int c = 0; c < 256; ++c)
         in.push_back(static_cast<uint8_t>(c));
@@ -53,7 +57,7 @@ TEST(HuffmanDecode, AllOctetsInOneStringRoundTrip) {
     }
 }
 
-TEST(HuffmanDecode, RandomStringsMatchReferenceDecoder) {
+TEST_P(HuffmanDecode, RandomStringsMatchReferenceDecoder) {
     std::mt19937 rng(3);
     for (int kind = 0; kind < 5; ++kind) {
         for (size_t n : kLengths) {
@@ -71,7 +75,7 @@ TEST(HuffmanDecode, RandomStringsMatchReferenceDecoder) {
     }
 }
 
-TEST(HuffmanDecode, RejectsEosInsideTheString) {
+TEST_P(HuffmanDecode, RejectsEosInsideTheString) {
     // 30 one bits are EOS; anything may follow.
     EXPECT_EQ(decode(from_hex("ffffffff")).rc, HPACK_E_HUFFMAN_EOS);
     EXPECT_EQ(decode(from_hex("fffffffc")).rc, HPACK_E_HUFFMAN_EOS);
@@ -93,7 +97,7 @@ TEST(HuffmanDecode, RejectsEosInsideTheString) {
     EXPECT_EQ(decode(coded).rc, HPACK_E_HUFFMAN_EOS);
 }
 
-TEST(HuffmanDecode, RejectsPaddingLongerThan7Bits) {
+TEST_P(HuffmanDecode, RejectsPaddingLongerThan7Bits) {
     // 'a' then 11 one bits.
     EXPECT_EQ(decode(from_hex("1fff")).rc, HPACK_E_HUFFMAN_PADDING);
     // A whole octet of ones after a symbol boundary, then more.
@@ -107,7 +111,7 @@ TEST(HuffmanDecode, RejectsPaddingLongerThan7Bits) {
     EXPECT_EQ(decode(from_hex("fffffff8")).rc, HPACK_E_HUFFMAN_PADDING);
 }
 
-TEST(HuffmanDecode, RejectsPaddingThatIsNotAllOnes) {
+TEST_P(HuffmanDecode, RejectsPaddingThatIsNotAllOnes) {
     EXPECT_EQ(decode(from_hex("18")).rc, HPACK_E_HUFFMAN_PADDING);  // 'a' 000
     EXPECT_EQ(decode(from_hex("1e")).rc, HPACK_E_HUFFMAN_PADDING);  // 'a' 110
     EXPECT_EQ(decode(from_hex("00")).rc, HPACK_E_HUFFMAN_PADDING);  // '0' 000
@@ -119,7 +123,7 @@ TEST(HuffmanDecode, RejectsPaddingThatIsNotAllOnes) {
               HPACK_E_HUFFMAN_PADDING);
 }
 
-TEST(HuffmanDecode, AcceptsUpTo7BitsOfOnesPadding) {
+TEST_P(HuffmanDecode, AcceptsUpTo7BitsOfOnesPadding) {
     EXPECT_EQ(describe(decode(from_hex("1f"))), "ok 61");    // 'a' + 111
     EXPECT_EQ(describe(decode(from_hex("07"))), "ok 30");    // '0' + 111
     EXPECT_EQ(describe(decode(from_hex("00"))), "error -5");
@@ -129,7 +133,7 @@ TEST(HuffmanDecode, AcceptsUpTo7BitsOfOnesPadding) {
     EXPECT_EQ(describe(decode(five)), "ok 6161616161616161");
 }
 
-TEST(HuffmanDecode, GarbageAgreesWithReferenceDecoder) {
+TEST_P(HuffmanDecode, GarbageAgreesWithReferenceDecoder) {
     // Mostly invalid input: every verdict, error or output, must be the
     // reference decoder's.
     std::mt19937 rng(5);
@@ -160,7 +164,7 @@ TEST(HuffmanDecode, GarbageAgreesWithReferenceDecoder) {
     }
 }
 
-TEST(HuffmanDecode, EveryShortInputAgreesWithReferenceDecoder) {
+TEST_P(HuffmanDecode, EveryShortInputAgreesWithReferenceDecoder) {
     // Strings under 8 octets are read through load_tail() alone (the
     // whole string in one window): every input of one and two octets, and
     // for 3 to 7 octets random ones (half of them mostly ones, for EOS,
@@ -201,7 +205,7 @@ TEST(HuffmanDecode, EveryShortInputAgreesWithReferenceDecoder) {
     }
 }
 
-TEST(HuffmanDecode, TruncatedValidStringsAgreeWithReferenceDecoder) {
+TEST_P(HuffmanDecode, TruncatedValidStringsAgreeWithReferenceDecoder) {
     std::mt19937 rng(9);
     for (int kind = 0; kind < 5; ++kind) {
         const Bytes coded = reference_encode(random_string(rng, 600, kind));
@@ -225,7 +229,7 @@ Bytes eos_lookalike(size_t zeros, size_t after) {
     return in;
 }
 
-TEST(HuffmanDecode, EosLookalikesInsideValidStringsDecode) {
+TEST_P(HuffmanDecode, EosLookalikesInsideValidStringsDecode) {
     for (size_t zeros : {110, 111, 112, 113, 114, 550, 551, 552, 553, 554, 600}) {
         for (size_t after : {40, 100}) {
             const Bytes in = eos_lookalike(zeros, after);
@@ -240,7 +244,7 @@ TEST(HuffmanDecode, EosLookalikesInsideValidStringsDecode) {
 // some over 22 bits (the slow path): groups end inside a long code, and
 // any lookup of a group may meet a slow entry.  Whole, they decode; cut
 // short, they fail (or not) as the reference does.
-TEST(HuffmanDecode, LongCodesAtEveryPlaceAgreeWithReference) {
+TEST_P(HuffmanDecode, LongCodesAtEveryPlaceAgreeWithReference) {
     static const std::string plain = "aeio0123/-=;.:";
     static const std::string longs = "<`{^}\\|~[]$@#";
     static const std::string slows = "\x80\xfe\x01\x16";
@@ -269,7 +273,7 @@ TEST(HuffmanDecode, LongCodesAtEveryPlaceAgreeWithReference) {
 
 // Every coded length from 1 to 300 octets, of each kind: whole, cut short
 // by one octet and with one bit flipped, each the reference's verdict.
-TEST(HuffmanDecode, EveryLengthAgreesWithReference) {
+TEST_P(HuffmanDecode, EveryLengthAgreesWithReference) {
     constexpr size_t kMaxCoded = 300;
     std::mt19937 rng(13);
     for (int kind = 0; kind < 5; ++kind) {
@@ -297,7 +301,7 @@ TEST(HuffmanDecode, EveryLengthAgreesWithReference) {
     }
 }
 
-TEST(HuffmanDecode, NeverWritesPastCapacity) {
+TEST_P(HuffmanDecode, NeverWritesPastCapacity) {
     // decode() checks the guard after every call above; here the inputs
     // that decode to the most symbols per octet, and some that fail late.
     for (size_t n : kLengths) {
@@ -313,7 +317,7 @@ TEST(HuffmanDecode, NeverWritesPastCapacity) {
     }
 }
 
-TEST(HuffmanDecode, PublicApiMatchesInternal) {
+TEST_P(HuffmanDecode, PublicApiMatchesInternal) {
     const Bytes in = bytes("custom-value");
     Bytes coded(hpack_huffman_encoded_len(in.data(), in.size()));
     ASSERT_EQ(hpack_huffman_encode(in.data(), in.size(), coded.data()),

@@ -237,6 +237,7 @@ private:
 };
 
 class HuffmanEncode : public HuffmanIsaTest {};
+class HuffmanDecode : public HuffmanIsaTest {};
 
 inline std::string isa_name(const testing::TestParamInfo<hpack::HuffmanIsa>& info) {
     return HuffmanIsaTest::name(info.param);

@@ -40,11 +40,10 @@ inline size_t huffman_decode_capacity(size_t n) {
 // does not end in at most 7 one bits (RFC 7541 5.2).
 ptrdiff_t huffman_decode(const uint8_t* src, size_t n, uint8_t* dst);
 
-// The encoder above runs in one of two builds: generic x86-64 (or whatever
-// the target is), or with BMI2's shifts and MOVBE's stores, chosen when the
-// library is loaded if the CPU has them.  Both give the same results;
-// tests run both.  The decoder has one build: its lookups wait on each
-// other, and BMI2's shorter code for them did not make it faster.
+// The encoder and the decoder run in one of two builds of the same code:
+// generic x86-64 (or whatever the target is), or with BMI2's shifts and
+// MOVBE's stores, chosen when the library is loaded if the CPU has them.
+// Both give the same results; tests run both.
 enum class HuffmanIsa { generic, bmi2 };
 
 bool huffman_has_isa(HuffmanIsa isa);

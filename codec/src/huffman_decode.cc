@@ -237,8 +237,6 @@ HPACK_NOINLINE int slow_symbol(Stream& s, const uint8_t* src, size_t n, int64_t 
     }
 }
 
-}  // namespace
-
 // Groups run up to the end and on into the implied ones: ones alone never
 // make a symbol, so a group that reaches them stops at a slow entry, after
 // a link.  Every code over 12 bits begins with 8 ones, so a slow entry
@@ -247,7 +245,7 @@ HPACK_NOINLINE int slow_symbol(Stream& s, const uint8_t* src, size_t n, int64_t 
 // path.  A symbol that took implied bits leaves that start negative: the
 // string fails.  Only one lookup can store such a symbol (all that follows
 // it is ones), so the stores stay within huffman_decode_capacity().
-ptrdiff_t huffman_decode(const uint8_t* src, size_t n, uint8_t* dst) {
+HPACK_INLINE ptrdiff_t decode_body(const uint8_t* src, size_t n, uint8_t* dst) {
     Stream s{0, 0, dst, 0, kDecodeRootShift};
     refill(s, src, n);
     for (;;) {
@@ -276,6 +274,26 @@ ptrdiff_t huffman_decode(const uint8_t* src, size_t n, uint8_t* dst) {
     if (bits_left(s, n) < 0)
         return HPACK_E_HUFFMAN_PADDING;
     return s.d - dst;
+}
+
+HPACK_NOINLINE ptrdiff_t decode_generic(const uint8_t* src, size_t n, uint8_t* dst) {
+    return decode_body(src, n, dst);
+}
+
+#if HPACK_HUFFMAN_BMI2
+HPACK_NOINLINE HPACK_TARGET_BMI2 ptrdiff_t decode_bmi2(const uint8_t* src, size_t n,
+                                                       uint8_t* dst) {
+    return decode_body(src, n, dst);
+}
+#endif
+
+}  // namespace
+
+ptrdiff_t huffman_decode(const uint8_t* src, size_t n, uint8_t* dst) {
+#if HPACK_HUFFMAN_BMI2
+    if (g_huffman_bmi2) return decode_bmi2(src, n, dst);
+#endif
+    return decode_generic(src, n, dst);
 }
 
 }  // namespace hpack
