@@ -39,6 +39,8 @@ static ngx_uint_t ngx_http_hpack_validate_name(const u_char *name,
     size_t len, ngx_uint_t underscores);
 static ngx_uint_t ngx_http_hpack_validate_value(const u_char *value,
     size_t len);
+static ngx_inline ngx_uint_t ngx_http_hpack_validate_words(const u_char *p,
+    const u_char *q);
 static ngx_uint_t ngx_http_hpack_validate_octets(const u_char *value,
     size_t len);
 static ngx_int_t ngx_http_hpack_never_indexed(ngx_http_request_t *r,
@@ -539,34 +541,56 @@ ngx_http_hpack_validate_name(const u_char *name, size_t len,
 
 
 /*
- * A value is refused for NUL, LF or CR.  Eight octets a test, the last
- * eight overlapping: a word with no octet below 0x0e has none of them, and
- * the rare word that has one (a tab) is looked at octet by octet.
+ * A value is refused for NUL, LF or CR.  Sixteen octets a test, as two
+ * words, the last two overlapping the ones before: a word with no octet
+ * below 0x0e has none of them, and the rare words that have one (a tab)
+ * are looked at octet by octet.
  */
 
 static ngx_uint_t
 ngx_http_hpack_validate_value(const u_char *value, size_t len)
 {
-    size_t    i;
-    uint64_t  w;
+    size_t  i;
 
     if (len < 8) {
         return ngx_http_hpack_validate_octets(value, len);
     }
 
-    for (i = 0; i < len; i += 8) {
-        if (i > len - 8) {
-            i = len - 8;
-        }
+    if (len <= 16) {
+        return ngx_http_hpack_validate_words(value, value + len - 8);
+    }
 
-        ngx_memcpy(&w, value + i, 8);
-
-        if (((w - 0x0e0e0e0e0e0e0e0eULL) & ~w & 0x8080808080808080ULL)
-            && ngx_http_hpack_validate_octets(value + i, 8)
-               == NGX_HTTP_HPACK_BAD)
+    for (i = 0; i + 16 < len; i += 16) {
+        if (ngx_http_hpack_validate_words(value + i, value + i + 8)
+            == NGX_HTTP_HPACK_BAD)
         {
             return NGX_HTTP_HPACK_BAD;
         }
+    }
+
+    return ngx_http_hpack_validate_words(value + len - 16, value + len - 8);
+}
+
+
+/* the words at p and q, eight octets each */
+
+static ngx_inline ngx_uint_t
+ngx_http_hpack_validate_words(const u_char *p, const u_char *q)
+{
+    uint64_t  a, b;
+
+    ngx_memcpy(&a, p, 8);
+    ngx_memcpy(&b, q, 8);
+
+    a = (a - 0x0e0e0e0e0e0e0e0eULL) & ~a;
+    b = (b - 0x0e0e0e0e0e0e0e0eULL) & ~b;
+
+    if ((a | b) & 0x8080808080808080ULL) {
+        if (ngx_http_hpack_validate_octets(p, 8) == NGX_HTTP_HPACK_BAD) {
+            return NGX_HTTP_HPACK_BAD;
+        }
+
+        return ngx_http_hpack_validate_octets(q, 8);
     }
 
     return NGX_HTTP_HPACK_VALID;

@@ -575,11 +575,7 @@ ngx_http_hpack_has_upper(u_char *src, size_t len)
         return 0;
     }
 
-    for (i = 0; i < len; i += 8) {
-        if (i > len - 8) {
-            i = len - 8;
-        }
-
+    for (i = 0; i + 8 < len; i += 8) {
         ngx_memcpy(&w, src + i, 8);
 
         if (ngx_http_hpack_upper_mask(w)) {
@@ -587,7 +583,9 @@ ngx_http_hpack_has_upper(u_char *src, size_t len)
         }
     }
 
-    return 0;
+    ngx_memcpy(&w, src + len - 8, 8);
+
+    return ngx_http_hpack_upper_mask(w) != 0;
 }
 
 
