@@ -11,8 +11,7 @@ OPT        ?= -O2
 WARN       := -Wall -Wextra -Werror
 # Functions start on a cache line (-falign-functions=64): a function's
 # code then lines up the same whatever comes before it (docs/DESIGN.md,
-# "Measurements that decided": "Build: the codec compiled with
-# `-falign-functions=64`").
+# "Build": "`-falign-functions=64`").
 CODEC_FLAGS := -std=c++17 -g $(WARN) -fPIC -fno-exceptions -fno-rtti \
                -fvisibility=hidden -falign-functions=64 -Icodec/include -Icodec/src
 TEST_FLAGS := -std=c++17 $(OPT) -g -Wall -Wextra -Icodec/include -Icodec/src \

@@ -1,5 +1,6 @@
 # The codec benchmark: ours against libnghttp2 and nginx's stock Huffman
-# functions, in one binary and one run (bench/codec_bench*.cc, BENCHMARKS.md).
+# functions, in one binary and one run (bench/codec_bench*.cc;
+# bench/README.md, "make bench-codec").
 #
 # Everything timed is built at the same optimization, $(OPT) (-O2): the codec
 # (the plain library), the two nginx files compiled unmodified from the nginx
@@ -60,8 +61,7 @@ BENCH_OBJS       := $(patsubst bench/%.cc,$(BENCH_DIR)/%.o,bench/codec_bench.cc 
 # first, behind bench/refs_start.c (page-aligned), so that their code lies
 # at the same place in its pages whatever the codec and the benchmark's own
 # code: otherwise a change of ours that moves them by a few octets changes
-# their times by several percent (docs/DESIGN.md, "Measurements that
-# decided": "Build: the benchmark's reference codecs linked first").
+# their times by several percent.
 BENCH_REFS       := $(BENCH_DIR)/refs_start.o $(BENCH_NGX_OBJS) \
                     -Wl,-Bstatic,--whole-archive -lnghttp2 -Wl,--no-whole-archive,-Bdynamic
 BENCH_LIBS       := -lbenchmark -lpthread

@@ -8,9 +8,9 @@
 // Prints, per string and eviction size, the median and quartiles of the
 // time of hpack_huffman_encoded_len() + hpack_huffman_encode(), the calls
 // the encoder makes for a literal.  x86-64 only (rdtscp).  Compare two
-// builds of the library by building this against each (BENCHMARKS.md);
-// the figures are in docs/DESIGN.md ("Measurements that decided":
-// "Huffman encode: codes looked up two octets at a time").
+// builds of the library by building this against each (bench/README.md,
+// "make bench-huffman-evicted"); the decision it bears on is in
+// docs/DESIGN.md ("Huffman encode": "Codes looked up an octet at a time").
 
 #include <stdint.h>
 #include <stdio.h>

@@ -14,11 +14,11 @@ import re
 import sys
 
 # The root decode table is indexed by the next 12 input bits: 16 KiB, two
-# symbols per lookup for much header text.  13 bits decode 4 KiB of text faster with the tables in
-# L1, but in an nginx worker, whose own work evicts them between
-# connections, 12 bits miss L1 less per cold request, and 11 bits cost more
-# instructions than their misses save (docs/DESIGN.md, "Measurements that
-# decided": "Huffman decode: a 12-bit root").
+# symbols per lookup for much header text.  13 bits decode 4 KiB of text
+# faster with the tables in L1, but in an nginx worker, whose own work
+# evicts them between connections, 12 bits miss L1 less per cold request,
+# and 11 bits cost more instructions than their misses save (docs/DESIGN.md,
+# "Huffman decode": "A 12-bit root (16 KiB) and a 13-bit link window").
 ROOT_BITS = 12
 MAX_SYMBOLS = 2           # 3 codes need 15 bits
 # A code longer than ROOT_BITS continues in a window of ROOT_BITS + 1 bits:

@@ -28,8 +28,8 @@ constexpr int kSizeUpdate = 2;   // a size update was applied, no field
 // it grows to: enough that a batch of fields (hpack_decode_fields) rarely
 // ends for the lack of it (a typical request's Huffman strings).  Apart,
 // it would be a second allocation and release for every new connection
-// (DESIGN.md, "Measurements that decided": "Decoder and table: the
-// decoder's first 1 KiB of scratch in its own allocation").
+// (DESIGN.md, "Decoder": "The decoder's first 1 KiB of scratch in its own
+// allocation").
 constexpr size_t kBatchScratch = 1024;
 
 constexpr int kBatchFull = 3;    // the field would move bytes that earlier
@@ -110,8 +110,7 @@ struct hpack_decoder {
     // Inlined into both callers: the batch loop of hpack_decode_fields()
     // and decode_any().  As a call, its frame and *used through memory lie
     // on the path from one field's position to the next (DESIGN.md,
-    // "Measurements that decided": "Decoder and table: `parse()` inlined
-    // into the batch loop and `decode_any()`").
+    // "Decoder": "`parse()` inlined into the batch loop and `decode_any()`").
     HPACK_INLINE int parse(const uint8_t* p, const uint8_t* end, hpack_field_t* f, size_t* used);
     inline int resolve(uint32_t index, hpack_field_t* f);
     inline int check_limits(size_t name_len, size_t value_len) const;
@@ -127,9 +126,8 @@ struct hpack_decoder {
     // The piece ends with nothing buffered, and no update due when it is
     // the block's last: decode_any()'s end, also taken by
     // hpack_decode_fields() without the call when fast (the end of a block
-    // after its literals; DESIGN.md, "Measurements that decided": "Decoder
-    // and table: a batch that reaches the end of its block after its
-    // literals ends it").
+    // after its literals; DESIGN.md, "Decoder": "A batch that reaches the
+    // end of its block after its literals ends it").
     int piece_ends(int last) {
         if (!last) return HPACK_NEED_MORE;
         ready = false;
@@ -224,8 +222,8 @@ static_assert(offsetof(DecoderEntry, name) == offsetof(hpack_field_t, name) &&
 constexpr size_t kFieldImage = offsetof(hpack_field_t, representation);
 
 // An indexed field's representation, index and static index (0) as two
-// 8-octet stores instead of three of 4 (DESIGN.md, "Measurements that
-// decided": "Decoder and table: a descriptor points at its name").
+// 8-octet stores instead of three of 4 (DESIGN.md, "Dynamic table layout":
+// "A descriptor points at its name").
 static_assert(offsetof(hpack_field_t, index) == offsetof(hpack_field_t, representation) + 4 &&
                   offsetof(hpack_field_t, static_index) ==
                       offsetof(hpack_field_t, representation) + 8 &&
@@ -314,8 +312,8 @@ int hpack_decoder::parse(const uint8_t* p, const uint8_t* end,
 
     // 6.2 literals.  The branches are laid out for the later fields of a
     // batch with incremental indexing and a static name, most of a new
-    // connection's first request (DESIGN.md, "Measurements that decided":
-    // "Decoder and table: branches laid out for a literal").
+    // connection's first request (DESIGN.md, "Decoder": "Branches laid out
+    // for a literal").
     hpack_representation_t rep;
     int prefix;
     if (HPACK_LIKELY(b & 0x40)) {
@@ -540,9 +538,9 @@ inline size_t hpack_decoder::decode_indexed_run(const uint8_t** pos, const uint8
         // Dynamic references first: on a warm connection they are most of
         // a block's fields, and the test that takes them also rules out
         // the static range; a static field pays three instructions more
-        // (DESIGN.md, "Measurements that decided": "Decoder and table: the
-        // run tests for a dynamic reference first").  The
-        // age it tests is also the descriptor's distance from the newest.
+        // (DESIGN.md, "Decoder": "The run tests for a dynamic reference
+        // first").  The age it tests is also the descriptor's distance from
+        // the newest.
         const uint32_t age = index - (kStaticEntries + 1);
         if (age < n_dynamic) {
             auto& e = t.by_age(age);
@@ -553,8 +551,8 @@ inline size_t hpack_decoder::decode_indexed_run(const uint8_t** pos, const uint8
             set_indexed(field, index);
             // Two plain stores: GCC joins equal neighbouring stores into
             // a vector build and store (four instructions), unless the
-            // second value is opaque to it ("Decoder and table: a
-            // descriptor points at its name" in DESIGN.md).
+            // second value is opaque to it (DESIGN.md, "Dynamic table
+            // layout": "A descriptor points at its name").
             hpack_memo_t* memo = &e.extra;
             field->memo = memo;
             __asm__("" : "+r"(memo));

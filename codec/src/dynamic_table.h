@@ -39,9 +39,9 @@ namespace hpack {
 // before Extra): a name pointer and two 32-bit lengths; the encoder's.  A
 // field image (32): name, name length, value, value length, laid out as
 // the first members of hpack_field_t, so that the decoder copies them into
-// a field as one block (DESIGN.md, "Measurements that decided": "Decoder
-// and table: the decoder's descriptor as a field image"), and the decoder's descriptor is 64
-// octets, which the ring addresses with one shift.
+// a field as one block (DESIGN.md, "Dynamic table layout": "The decoder's
+// descriptor as a field image"), and the decoder's descriptor is 64 octets,
+// which the window addresses with one shift.
 template <class Extra, bool FieldImage>
 struct TableEntry;
 
@@ -213,9 +213,8 @@ public:
     //
     // Inlined into its callers (the decoder's field parser, the encoder's
     // indexing), where GCC would keep it a call, with its frame and the
-    // parser's state saved around it (DESIGN.md, "Measurements that
-    // decided": "Decoder and table: `DynamicTable::insert()` inlined into
-    // its callers").
+    // parser's state saved around it (DESIGN.md, "Dynamic table layout":
+    // "`DynamicTable::insert()` inlined into its callers").
     HPACK_INLINE Entry* insert(const uint8_t* name, size_t name_len,
                                const uint8_t* value, size_t value_len,
                                uint32_t* evicted) {
@@ -255,10 +254,9 @@ private:
     // no wrap: the decoder's run of indexed fields keeps one pointer for
     // the table instead of the ring, its mask and the newest id (which GCC
     // keeps on the stack), and a dynamic field of the run takes fewer
-    // instructions (DESIGN.md, "Measurements that decided": "Decoder and
-    // table: descriptors in a window, newest first").  The price is memory: the
-    // window for a table of 4096 octets is 192 descriptors, 12 KiB, where
-    // a ring takes 8.
+    // instructions (DESIGN.md, "Dynamic table layout": "Descriptors in a
+    // window, newest first").  The price is memory: the window for a table
+    // of 4096 octets is 192 descriptors, 12 KiB, where a ring takes 8.
     uint64_t slot(uint64_t id) const { return slot_in(id, base_, ring_mask_); }
     static uint64_t slot_in(uint64_t id, uint64_t base, uint64_t mask) {
         if (Window) return base - id;
@@ -295,8 +293,7 @@ private:
     // Every entry takes at least 32 octets.
     static size_t ring_capacity_for(size_t max_size) {
         // The smallest power of two >= max_size / 32, without a loop
-        // (DESIGN.md, "Measurements that decided": "Encoder: the ring
-        // capacity with `clz`").
+        // (DESIGN.md, "Encoder": "The ring capacity with `clz`").
         const unsigned long long n = max_size / HPACK_ENTRY_OVERHEAD;
         return n <= 1 ? 1 : size_t{1} << (64 - __builtin_clzll(n - 1));
     }

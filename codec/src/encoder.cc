@@ -67,8 +67,8 @@ using EncoderTable = DynamicTable<IndexLinks>;
 // The heads of hash chains: the newest id of each, kNoId for none.  A head
 // is read only once written, as a bit beside it says, so that a new
 // encoder clears the bits instead of the 2.5 KiB of heads (DESIGN.md,
-// "Measurements that decided": "Encoder: chain heads, history slots and
-// hints read only once marked written").
+// "Encoder": "Chain heads, history slots and hints read only once marked
+// written").
 class ChainHeads {
 public:
     void attach(uint64_t* ids, uint8_t* written, size_t n) {
@@ -103,13 +103,13 @@ private:
 // the encoder, enough for the dates, ids and lengths of a connection's
 // first responses, then 512 allocated apart once 8 new hashes have gone
 // in, which remember a browser page's worth of etags and dates, so a
-// reload finds them (DESIGN.md, "Measurements that decided": "Encoder: a
-// history of 16 slots, 512 once 8 hashes went in").  A slot keeps the
+// reload finds them (DESIGN.md, "Indexing policy": "A history of 16
+// slots, 512 once 8 hashes went in").  A slot keeps the
 // hash's upper half, whose low bits also pick its set, so the slots are
 // placed again when they move to the larger array.  If that allocation
 // fails, the 16 slots go on.  A bitmap says which slots were ever written:
-// a new encoder clears 8 octets instead of its slots (the same row of
-// DESIGN.md as ChainHeads).
+// a new encoder clears 8 octets instead of its slots (the same decision
+// in DESIGN.md as ChainHeads).
 class History {
 public:
     static constexpr uint32_t kInline = 16;
@@ -397,9 +397,9 @@ void hpack_encoder::link_nv(uint64_t id, uint64_t nv_hash) {
 // An entry enters the name+value index only when the walk of its name's
 // chain can no longer reach it, which most never do: the index is for
 // names with many values, and a new connection's fields are then entered
-// without hashing or linking their values (DESIGN.md, "Measurements that
-// decided": "Encoder: an entry enters the name+value index only when the
-// walk can no longer reach it").  It is reached when kNameWalk newer
+// without hashing or linking their values (DESIGN.md, "Encoder": "An
+// entry enters the name+value index only when the walk can no longer reach
+// it").  It is reached when kNameWalk newer
 // entries share its chain, and the walk that precedes each insertion met
 // the entry that the insertion pushes out of reach (NameWalk::last).
 void hpack_encoder::link_nv_late(uint64_t id) {
@@ -575,9 +575,8 @@ uint8_t* hpack_encoder::encode_literal(const hpack_header_t& h, uint8_t* p, Stat
         // costs what stock nginx's literal with incremental indexing costs
         // and a long connection's changing values (date) leave half of the
         // table to new stable fields, which then evict nothing (DESIGN.md,
-        // "Measurements that decided": "Encoder: volatile fields with a
-        // static name from 15 on entered while the table stays at most
-        // half full").
+        // "Indexing policy": "Volatile fields with a static name from 15 on
+        // entered while the table stays at most half full").
         index = !(h.flags & HPACK_FIELD_NO_INDEX) &&
                 entry_size <= table.max_size() - table.max_size() / 4 &&
                 // a table that cannot grow leaves the field unindexed
@@ -747,9 +746,8 @@ HPACK_API int hpack_encode(hpack_encoder_t* enc, const hpack_header_t* headers, 
     // A warm connection's block mostly repeats the last one: its leading
     // fields found where their hints say go before the argument pass, and
     // when that is all of them, nothing else is done (DESIGN.md,
-    // "Measurements that decided": "Encoder: the leading fields that
-    // repeat the last block's in a loop of their own before the argument
-    // pass").
+    // "Encoder": "The leading fields that repeat the last block's in a loop
+    // of their own before the argument pass").
     const size_t hinted = n < kHints ? n : kHints;
     hpack_encoder::Repeats r{out, 0, 0, 0};
     size_t done = 0;
@@ -785,8 +783,8 @@ HPACK_API int hpack_encode(hpack_encoder_t* enc, const hpack_header_t* headers, 
     enc->stats.indexed_static += done - r.dynamic;
     if (enc->update_pending) p = enc->emit_size_updates(p);
     // The hint is a local: through a reference into the encoder, it is
-    // reloaded after every octet written (DESIGN.md, "Measurements that
-    // decided": "Encoder: the field's hint a local copy").
+    // reloaded after every octet written (DESIGN.md, "Encoder": "The
+    // field's hint a local copy").
     const hpack_header_t* h = headers + done;
     uint64_t* slot = enc->hints + done;
     uint64_t* const known = enc->hints + enc->hints_known;

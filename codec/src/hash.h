@@ -23,8 +23,8 @@ inline uint64_t hash_mix(uint64_t a, uint64_t b) {
 // Header names and values are short: one multiply per 16 octets, and the
 // last 1..16 octets as two (overlapping) loads.  Past 32 octets two chains
 // of multiplies run side by side, since each multiply waits for the one
-// before (DESIGN.md, "Measurements that decided": "Encoder: two chains of
-// multiplies in the hash past 32 octets").
+// before (DESIGN.md, "Encoder": "Two chains of multiplies in the hash past
+// 32 octets").
 inline uint64_t hash_bytes(const uint8_t* p, size_t n, uint64_t seed) {
     const uint64_t k0 = 0xa0761d6478bd642full, k1 = 0xe7037ed1a0b428dbull;
     const uint64_t k2 = 0x8ebc6af09c88c6e3ull;

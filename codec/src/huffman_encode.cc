@@ -1,6 +1,6 @@
 // HPACK Huffman encoding (RFC 7541 5.2, Appendix B).
 //
-// Encoding looks codes up an octet at a time (kOctet, 2.3 KiB), left-
+// Encoding looks codes up an octet at a time (kOctet, 4 KiB), left-
 // aligned, and joins those of eight octets as two chains of four.  While
 // the output has room for whole words, sixteen octets a turn go out from a
 // bit position in two 64-bit stores when the first group of eight ends
@@ -89,8 +89,8 @@ HPACK_INLINE void encode_each(EncodeState& st, const uint8_t* s, int count) {
 // the position and the last code put, whose last bits are the octet under
 // way (a group has at least 20 bits, the octet under way at most 7): no
 // accumulator is shifted, and one position's bookkeeping serves two
-// groups (DESIGN.md, "Measurements that decided": "Huffman encode: sparse
-// text sixteen symbols a turn").
+// groups (DESIGN.md, "Huffman encode": "Sparse text sixteen symbols a
+// turn").
 //
 // On x86-64 the position is a bit address, the output pointer times 8 plus
 // the bits of the octet under way (user-space addresses stay below 2^57,
@@ -136,8 +136,8 @@ HPACK_INLINE EncodeState to_octets(const GroupState& g) {
 // position it starts at (fits_two()), not of the worst one (kPutMaxBits):
 // fewer of its turns go through the accumulator, and the dense loop, whose
 // groups of four rarely need it, keeps the plain limit, which costs it
-// fewer instructions (DESIGN.md, "Measurements that decided": "Huffman
-// encode: the group loop's position as a bit address").  The second
+// fewer instructions (DESIGN.md, "Huffman encode": "The group loop's
+// position as a bit address").  The second
 // code starts in the first store at bit 20..63 and what does not fit goes
 // to the second store.  It becomes the last code put, which the next turn
 // shifts left by its length less the bits of the octet under way: 63 bits
@@ -190,10 +190,10 @@ size_t huffman_encoded_length(const uint8_t* src, size_t n) {
 namespace {
 
 // The codes of s[0..2) joined, left-aligned (60 bits at most), and their
-// length: two lookups in kOctet, whose 2.3 KiB stay in L1 beside the rest
+// length: two lookups in kOctet, whose 4 KiB stay in L1 beside the rest
 // of a server, where a table of octet pairs (576 KiB) missed L1 and L2 in
-// the worker (DESIGN.md, "Measurements that decided": "Huffman encode:
-// codes looked up one octet at a time").
+// the worker (DESIGN.md, "Huffman encode": "Codes looked up an octet at a
+// time").
 HPACK_INLINE uint64_t join2(const uint8_t* s, unsigned& bits) {
     const uint64_t b0 = kOctet.bits[s[0]];
     bits = static_cast<unsigned>(b0 + kOctet.bits[s[1]]);
@@ -262,9 +262,8 @@ HPACK_INLINE bool is_dense(unsigned misses, size_t done) {
 // Sixteen symbols whose groups of eight do not fit put_two().  Out
 // of line, so that the group loop keeps nothing alive for it: inline, GCC
 // keeps the halves' codes for it and spills the loop's state to the stack
-// (DESIGN.md, "Measurements that decided": "Huffman encode: sparse text
-// sixteen symbols a turn, the misfits through the accumulator out of
-// line").
+// (DESIGN.md, "Huffman encode": "Sparse text sixteen symbols a turn, the
+// misfits out of line").
 HPACK_NOINLINE void encode16_apart(EncodeState* st, const uint8_t* s) {
     EncodeState copy = *st;
     encode_group8(copy, s);
@@ -330,8 +329,8 @@ HPACK_INLINE size_t encode_body(const uint8_t* src, size_t n, uint8_t* dst) {
     // while 12 more symbols follow a group: their 60 bits or more keep
     // those octets inside the output.
     if (n >= 20) {
-        // Two groups a turn (DESIGN.md, "Measurements that decided":
-        // "Huffman encode: two groups a turn").
+        // Two groups a turn (DESIGN.md, "Huffman encode": "Two groups a
+        // turn").
         if (n >= 28) {
             // put_two()'s stores reach 16 octets from where a turn starts:
             // a turn of sixteen symbols has at least 80 bits of code, and
@@ -371,8 +370,8 @@ HPACK_INLINE size_t encode_bounded_body(const uint8_t* src, size_t n, uint8_t* d
     // A turn of put_two() starts below it too and its stores reach 16
     // octets from there; a dense turn's second put_two() starts at most 15
     // octets further (the first put_two() ends by bit 63 + 63; 31 in all).
-    // Two a turn, as in encode_body(), and the tail below ("Huffman encode:
-    // two groups a turn" in DESIGN.md).
+    // Two a turn, as in encode_body(), and the tail below (DESIGN.md,
+    // "Huffman encode": "Two groups a turn").
     static_assert(kHuffmanBoundedOverrun >= (7 + 16 * 30) / 8 + 8, "two groups past limit");
     EncodeState st{0, dst, 0};
     const uint8_t* s = src;

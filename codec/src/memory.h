@@ -65,8 +65,8 @@ static HPACK_INLINE void store64_le(uint8_t* p, uint64_t v) {
 // Zeroes n octets (a multiple of 8) at p with plain stores.  GCC compiles
 // a memset of a constant size, or a loop of stores, into rep stos, which
 // runs from microcode and holds up the instructions after it (DESIGN.md,
-// "Measurements that decided": "Encoder: clears by plain 16-octet
-// stores").  The empty asm hides the loop from that rewrite.
+// "Encoder": "Clears by plain 16-octet stores").  The empty asm hides the
+// loop from that rewrite.
 inline void zero_words(void* p, size_t n) {
     uint8_t* q = static_cast<uint8_t*>(p);
     uint8_t* const end = q + n;
@@ -97,8 +97,8 @@ inline void copy_ends(uint8_t* d, const uint8_t* s, size_t n) {
 // and the last 16 again, or two overlapping words below that, never
 // touching an octet outside either span.  A table insertion copies a name
 // and a value of any length, and the library call costs more than the copy
-// (DESIGN.md, "Measurements that decided": "Decoder and table: names and
-// values copied into the arena inline").
+// (DESIGN.md, "Dynamic table layout": "Names and values copied into the
+// arena inline").
 inline void copy_octets(uint8_t* d, const uint8_t* s, size_t n) {
     if (n >= 16) {
 #ifdef __SSE2__
