@@ -6,8 +6,8 @@
 # results directory, NGX_BENCH_ARGS passes anything else to the script.
 # NGINX_VERSION=<line> benches that line's builds (make nginx-<line>) for
 # make bench, bench-callgrind and bench-throughput, into
-# bench/results/<date>-nginx-<line>/ (the proxy workload and the README's
-# table stay 1.26.3's).
+# bench/results/<date>-nginx-<line>/ (the proxy workload and README.md's
+# headline stay 1.26.3's).
 
 NGX_BENCH_NGINX  := nginx-$(or $(NGINX_VERSION),1.26)
 

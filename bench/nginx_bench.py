@@ -731,19 +731,19 @@ def main():
     ap.add_argument("--version", default=VERSION,
                     help="the nginx line whose builds run (make nginx-VERSION)")
     ap.add_argument("--update-readme", action="store_true",
-                    help="copy the table into bench/README.md (make bench)")
+                    help="write the headline figures into README.md (make bench)")
     args = ap.parse_args()
 
     if args.report:
         nginx_report.write(Path(args.report), readme=(
-            REPO / "bench" / "README.md" if args.update_readme else None))
+            REPO / "README.md" if args.update_readme else None))
         return 0
 
     if args.version != VERSION:
         VERSION = args.version
         for b, variant in (("stock", "stock"), ("module", "hpack")):
             INSTALL[b] = BUILD / ("nginx-%s-%s" % (VERSION, variant))
-        # bench/README.md's table is 1.26.3's
+        # README.md's headline is 1.26.3's
         args.update_readme = False
 
     cfg = dict(QUICK if args.quick else FULL)
@@ -815,7 +815,7 @@ def main():
     shutil.move(str(staging), str(final))
     readme = None
     if args.update_readme and not args.quick and not args.only:
-        readme = REPO / "bench" / "README.md"
+        readme = REPO / "README.md"
     nginx_report.write(final, readme=readme)
     if data["weight"]:
         print("\n".join(nginx_memory.table(data["weight"])))

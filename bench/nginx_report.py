@@ -905,13 +905,9 @@ def headline(data, rel):
 
 def update_readme(readme, out_dir, data, made):
     """The latest full run's headline figures between the markers of the
-    repository's README.md, linking to its REPORT.md.  readme is the file
-    nginx_bench.py names (bench/README.md) or README.md itself; the
-    figures go to README.md beside bench/ in both cases, the one document
-    besides the reports that gives figures."""
+    repository's README.md (readme), linking to its REPORT.md: the one
+    document besides the reports that gives figures."""
     readme = Path(readme).resolve()
-    if readme.parent.name == "bench":
-        readme = readme.parent.parent / "README.md"
     text = readme.read_text()
     if README_BEGIN not in text or README_END not in text:
         return
