@@ -146,9 +146,8 @@ ngx_uint_t ngx_http_hpack_alloc_fails(ngx_log_t *log, const char *site);
  * seen.  Name facts (hash, headers_in handler, kind, the name's validity)
  * hold for every entry with the same name; value facts (the value's
  * validity, the user-agent class ngx_http_process_user_agent() set) for
- * this entry only.  The
- * name's validity depends on underscores_in_headers of the request's
- * server, so it is kept for both settings.
+ * this entry only.  The name's validity depends on underscores_in_headers
+ * of the request's server, so it is kept for both settings.
  */
 
 typedef struct {

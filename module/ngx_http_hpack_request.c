@@ -780,11 +780,11 @@ ngx_http_hpack_user_agent(ngx_http_request_t *r, ngx_table_elt_t *h,
         return NGX_OK;
     }
 
-    ua = (r->headers_in.user_agent == NULL);
-
     rc = hh->handler(r, h, hh->offset);
 
-    if (ua && rc == NGX_OK && r->headers_in.user_agent == h) {
+    /* the handler takes h as the user-agent only when it is the first */
+
+    if (rc == NGX_OK && r->headers_in.user_agent == h) {
         ua = NGX_HTTP_HPACK_UA_KNOWN;
 
         if (r->headers_in.msie) {
