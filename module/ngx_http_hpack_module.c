@@ -37,7 +37,6 @@ typedef struct {
 static ngx_int_t ngx_http_hpack_init_connection(ngx_http_v2_connection_t *h2c);
 static void *ngx_http_hpack_alloc(void *ctx, size_t size);
 static void ngx_http_hpack_free(void *ctx, void *p);
-static void ngx_http_hpack_cleanup(void *data);
 
 static ngx_int_t ngx_http_hpack_add_variables(ngx_conf_t *cf);
 static ngx_int_t ngx_http_hpack_request_variable(ngx_http_request_t *r,
@@ -217,7 +216,6 @@ static ngx_int_t
 ngx_http_hpack_init_connection(ngx_http_v2_connection_t *h2c)
 {
     ngx_connection_t           *c;
-    ngx_pool_cleanup_t         *cln;
     ngx_http_hpack_conn_t      *hc;
     ngx_http_hpack_srv_conf_t  *hscf;
 
@@ -241,13 +239,12 @@ ngx_http_hpack_init_connection(ngx_http_v2_connection_t *h2c)
         return NGX_ERROR;
     }
 
-    cln = ngx_http_hpack_pool_cleanup_add(c->pool, 0);
-    if (cln == NULL) {
-        return NGX_ERROR;
-    }
-
-    cln->handler = ngx_http_hpack_cleanup;
-    cln->data = hc;
+    /*
+     * The codec's objects are allocated from the connection's pool and
+     * freed with it, as nginx's own per-connection memory is: none is
+     * destroyed one by one, unless hpack_status counts the memory they
+     * hold (ngx_http_hpack_status_open()).
+     */
 
     hc->allocator.alloc = ngx_http_hpack_alloc;
     hc->allocator.free = ngx_http_hpack_free;
@@ -258,7 +255,9 @@ ngx_http_hpack_init_connection(ngx_http_v2_connection_t *h2c)
                                              h2c->http_connection->conf_ctx,
                                              ngx_http_hpack_module);
 
-    ngx_http_hpack_status_open(hc);
+    if (ngx_http_hpack_status_open(hc, c->pool) != NGX_OK) {
+        return NGX_ERROR;
+    }
 
     h2c->hpack_ctx = hc;
 
@@ -277,21 +276,6 @@ static void
 ngx_http_hpack_free(void *ctx, void *p)
 {
     (void) ngx_pfree(ctx, p);
-}
-
-
-static void
-ngx_http_hpack_cleanup(void *data)
-{
-    ngx_http_hpack_conn_t  *hc = data;
-
-    hpack_decoder_destroy(hc->decoder);
-    hpack_encoder_destroy(hc->encoder);
-
-    hc->decoder = NULL;
-    hc->encoder = NULL;
-
-    ngx_http_hpack_status_close(hc);
 }
 
 

@@ -283,8 +283,8 @@ ngx_int_t ngx_http_hpack_encode_early_hints(ngx_http_request_t *r,
 
 char *ngx_http_hpack_status(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 void ngx_http_hpack_status_attach(ngx_http_hpack_main_conf_t *hmcf);
-void ngx_http_hpack_status_open(ngx_http_hpack_conn_t *hc);
-void ngx_http_hpack_status_close(ngx_http_hpack_conn_t *hc);
+ngx_int_t ngx_http_hpack_status_open(ngx_http_hpack_conn_t *hc,
+    ngx_pool_t *pool);
 void ngx_http_hpack_count_codec_error(ngx_http_hpack_conn_t *hc, int rc);
 void ngx_http_hpack_count_h2_error(ngx_http_hpack_conn_t *hc, ngx_int_t err);
 void ngx_http_hpack_status_exit(void);

@@ -42,6 +42,24 @@ static ngx_http_hpack_http_time_t
 
 
 /*
+ * Content-Length as ngx_http_v2_header_filter() writes it ("%O"), for the
+ * lengths of the responses before (ngx_http_hpack_length_text()):
+ * direct-mapped on the length
+ */
+
+#define NGX_HTTP_HPACK_LENGTHS       32
+
+typedef struct {
+    off_t                       length;
+    u_char                      len;        /* 0: the slot is empty */
+    u_char                      text[NGX_OFF_T_LEN];
+} ngx_http_hpack_length_text_t;
+
+static ngx_http_hpack_length_text_t
+    ngx_http_hpack_lengths[NGX_HTTP_HPACK_LENGTHS];
+
+
+/*
  * :status as ngx_http_v2_header_filter() writes it ("%03ui"), per status
  * below 1000, once per worker (ngx_http_hpack_status_text())
  */
@@ -60,6 +78,7 @@ static ngx_inline void ngx_http_hpack_set_field(hpack_header_t *hd,
 static void ngx_http_hpack_server(ngx_http_request_t *r,
     ngx_http_hpack_main_conf_t *hmcf, hpack_header_t *hd);
 static ngx_http_hpack_http_time_t *ngx_http_hpack_http_time(time_t t);
+static ngx_http_hpack_length_text_t *ngx_http_hpack_length_text(off_t length);
 static size_t ngx_http_hpack_status_text(ngx_uint_t status, u_char *buf,
     u_char **text);
 static ngx_int_t ngx_http_hpack_content_type(ngx_http_request_t *r,
@@ -110,18 +129,18 @@ ngx_int_t
 ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
     u_char **end)
 {
-    size_t                       len;
-    ngx_uint_t                   n;
-    hpack_header_t              *hs, *hd;
-    ngx_list_part_t             *part;
-    ngx_http_hpack_conn_t       *hc;
-    ngx_http_hpack_http_time_t  *modified;
-    hpack_header_t               local[NGX_HTTP_HPACK_LOCAL_FIELDS];
+    size_t                         len;
+    ngx_uint_t                     n;
+    hpack_header_t                *hs, *hd;
+    ngx_list_part_t               *part;
+    ngx_http_hpack_conn_t         *hc;
+    ngx_http_hpack_http_time_t    *modified;
+    ngx_http_hpack_length_text_t  *length;
+    hpack_header_t                 local[NGX_HTTP_HPACK_LOCAL_FIELDS];
 
     /* the values made here are needed only while the block is encoded */
-    u_char                      *text;
-    u_char                       status[NGX_INT_T_LEN];
-    u_char                       length[NGX_OFF_T_LEN];
+    u_char                        *text;
+    u_char                         status[NGX_INT_T_LEN];
 
     hc = r->stream->connection->hpack_ctx;
 
@@ -169,9 +188,10 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
     if (r->headers_out.content_length == NULL
         && r->headers_out.content_length_n >= 0)
     {
-        len = ngx_sprintf(length, "%O", r->headers_out.content_length_n)
-              - length;
-        ngx_http_hpack_field(hd, "content-length", length, len);
+        length = ngx_http_hpack_length_text(
+                                         r->headers_out.content_length_n);
+        ngx_http_hpack_field(hd, "content-length", length->text,
+                             length->len);
         hd++;
     }
 
@@ -249,6 +269,30 @@ ngx_http_hpack_http_time(time_t t)
     if (slot->len == 0 || slot->time != t) {
         slot->time = t;
         slot->len = (u_char) (ngx_http_time(slot->text, t) - slot->text);
+    }
+
+    return slot;
+}
+
+
+/*
+ * The text of a Content-Length, as ngx_http_hpack_http_time() keeps a
+ * Last-Modified: ngx_sprintf() takes about 180 instructions to write it,
+ * and the same files are sent again and again.
+ */
+
+static ngx_http_hpack_length_text_t *
+ngx_http_hpack_length_text(off_t length)
+{
+    ngx_http_hpack_length_text_t  *slot;
+
+    slot = &ngx_http_hpack_lengths[(ngx_uint_t) length
+                                   % NGX_HTTP_HPACK_LENGTHS];
+
+    if (slot->len == 0 || slot->length != length) {
+        slot->length = length;
+        slot->len = (u_char) (ngx_sprintf(slot->text, "%O", length)
+                              - slot->text);
     }
 
     return slot;

@@ -43,6 +43,7 @@ static ngx_int_t ngx_http_hpack_status_init_zone(ngx_shm_zone_t *shm_zone,
     void *data);
 static void *ngx_http_hpack_counted_alloc(void *ctx, size_t size);
 static void ngx_http_hpack_counted_free(void *ctx, void *p);
+static void ngx_http_hpack_status_close(void *data);
 static void ngx_http_hpack_status_gauge(ngx_uint_t gauge, ngx_atomic_int_t n);
 static ngx_int_t ngx_http_hpack_status_text_handler(ngx_http_request_t *r);
 static ngx_int_t ngx_http_hpack_status_json_handler(ngx_http_request_t *r);
@@ -221,12 +222,28 @@ ngx_http_hpack_status_attach(ngx_http_hpack_main_conf_t *hmcf)
 
 /* ------------------------------------------------------------ connection */
 
-void
-ngx_http_hpack_status_open(ngx_http_hpack_conn_t *hc)
+/*
+ * With hpack_status the codec's objects allocate through the counting
+ * allocator and are destroyed with the connection's pool, so that the
+ * memory gauge gives back what they held.
+ */
+
+ngx_int_t
+ngx_http_hpack_status_open(ngx_http_hpack_conn_t *hc, ngx_pool_t *pool)
 {
+    ngx_pool_cleanup_t  *cln;
+
     if (ngx_http_hpack_status_shm == NULL) {
-        return;
+        return NGX_OK;
     }
+
+    cln = ngx_http_hpack_pool_cleanup_add(pool, 0);
+    if (cln == NULL) {
+        return NGX_ERROR;
+    }
+
+    cln->handler = ngx_http_hpack_status_close;
+    cln->data = hc;
 
     hc->status = ngx_http_hpack_status_shm;
 
@@ -234,17 +251,23 @@ ngx_http_hpack_status_open(ngx_http_hpack_conn_t *hc)
     hc->allocator.free = ngx_http_hpack_counted_free;
 
     ngx_http_hpack_status_gauge(NGX_HTTP_HPACK_CONNECTIONS, 1);
+
+    return NGX_OK;
 }
 
 
-/* after the codec's objects are destroyed */
-
-void
-ngx_http_hpack_status_close(ngx_http_hpack_conn_t *hc)
+static void
+ngx_http_hpack_status_close(void *data)
 {
-    if (hc->status) {
-        ngx_http_hpack_status_gauge(NGX_HTTP_HPACK_CONNECTIONS, -1);
-    }
+    ngx_http_hpack_conn_t  *hc = data;
+
+    hpack_decoder_destroy(hc->decoder);
+    hpack_encoder_destroy(hc->encoder);
+
+    hc->decoder = NULL;
+    hc->encoder = NULL;
+
+    ngx_http_hpack_status_gauge(NGX_HTTP_HPACK_CONNECTIONS, -1);
 }
 
 
