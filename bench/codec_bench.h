@@ -182,9 +182,12 @@ using OursEncoder = std::unique_ptr<hpack_encoder_t, OursEncoderDel>;
 using NgInflater = std::unique_ptr<nghttp2_hd_inflater, NgInflaterDel>;
 using NgDeflater = std::unique_ptr<nghttp2_hd_deflater, NgDeflaterDel>;
 
-// Untimed, collecting forms for verification (codec_bench_codecs.cc).
-HeaderList ours_decode_list(hpack_decoder_t *dec, const Bytes &in);
-HeaderList ng_decode_list(nghttp2_hd_inflater *inf, const Bytes &in);
+// Untimed, collecting forms for verification (codec_bench_codecs.cc); what
+// names the block in the message a failure dies with.
+HeaderList ours_decode_list(hpack_decoder_t *dec, const Bytes &in,
+                            const std::string &what = std::string());
+HeaderList ng_decode_list(nghttp2_hd_inflater *inf, const Bytes &in,
+                          const std::string &what = std::string());
 Bytes ours_encode_bytes(hpack_encoder_t *enc, const Block &b);
 Bytes ng_encode_bytes(nghttp2_hd_deflater *def, const Block &b);
 void expect_headers(const HeaderList &want, const HeaderList &got,

@@ -35,19 +35,23 @@ std::string hex_prefix(const uint8_t *p, size_t n)
 
 // Untimed, collecting forms for verification.
 
-HeaderList ours_decode_list(hpack_decoder_t *dec, const Bytes &in)
+HeaderList ours_decode_list(hpack_decoder_t *dec, const Bytes &in,
+                            const std::string &what)
 {
     HeaderList out;
     int rc = story::decode_block(dec, in, &out);
     if (rc != HPACK_OK) {
-        die(std::string("verification failed: our decoder: ")
-            + hpack_strerror(rc) + " on " + hex_prefix(in.data(), in.size()));
+        die("verification failed: " + (what.empty() ? "" : what + ": ")
+            + "our decoder: " + hpack_strerror(rc) + " on "
+            + hex_prefix(in.data(), in.size()));
     }
     return out;
 }
 
-HeaderList ng_decode_list(nghttp2_hd_inflater *inf, const Bytes &in)
+HeaderList ng_decode_list(nghttp2_hd_inflater *inf, const Bytes &in,
+                          const std::string &what)
 {
+    const std::string where = what.empty() ? "" : what + ": ";
     HeaderList out;
     const uint8_t *p = in.data();
     size_t n = in.size();
@@ -56,7 +60,7 @@ HeaderList ng_decode_list(nghttp2_hd_inflater *inf, const Bytes &in)
         int flags = 0;
         ssize_t rv = nghttp2_hd_inflate_hd2(inf, &nv, &flags, p, n, 1);
         if (rv < 0) {
-            die(std::string("verification failed: nghttp2 decoder: ")
+            die("verification failed: " + where + "nghttp2 decoder: "
                 + nghttp2_strerror(static_cast<int>(rv)));
         }
         p += rv;
@@ -72,7 +76,7 @@ HeaderList ng_decode_list(nghttp2_hd_inflater *inf, const Bytes &in)
             return out;
         }
         if (!(flags & NGHTTP2_HD_INFLATE_EMIT) && n == 0) {
-            die("verification failed: nghttp2 decoder: no FINAL");
+            die("verification failed: " + where + "nghttp2 decoder: no FINAL");
         }
     }
 }
