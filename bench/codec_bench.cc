@@ -27,6 +27,11 @@
 // per-pair ratios to --paired-out's JSON (make bench-codec; see "paired
 // slices" below).
 //
+// --corpus-out=FILE measures, untimed, the octets on the wire of whole
+// connections (hpack-test-case stories and QIF request lists) for ours,
+// nghttp2 and a bound, and writes them to FILE as JSON
+// (codec_bench_octets.cc; make bench-corpus).
+//
 // This file holds the case list, the drivers and main(); the cases are
 // made in codec_bench_blocks.cc and codec_bench_huffman.cc, and the
 // adapters to both libraries are in codec_bench.h and codec_bench_codecs.cc.
@@ -378,6 +383,11 @@ void usage()
         " --paired-out=FILE [--paired-codec=ID]\n"
         "      each case X/ours against X/nginx or X/nghttp2 in alternating"
         " slices\n"
+        "codec_bench --corpus-out=FILE [--corpus=DIR] [--qifs=DIR]"
+        " [--corpus-codec=ID]\n"
+        "      octets on the wire of whole connections, ours, nghttp2 and"
+        " the bound\n"
+        "      (untimed; --qifs default ../shared/data/qifs)\n"
         "codec_bench --list-cases\n"
         "  --huffman-isa=generic|bmi2  which build of the Huffman code runs\n"
         "      (default: BMI2 when the CPU has it, as in the library)\n"
@@ -398,6 +408,9 @@ int main(int argc, char **argv)
     std::string paired_out;
     std::string paired_codec = "unknown";
     double paired_seconds = 2;
+    std::string corpus_out;
+    std::string corpus_codec = "unknown";
+    std::string qifs;
     bool list = false;
     long iters = 20;
     std::vector<char *> rest = {argv[0]};
@@ -423,6 +436,12 @@ int main(int argc, char **argv)
             paired_out = v;
         } else if (const char *v = value("--paired-codec=")) {
             paired_codec = v;
+        } else if (const char *v = value("--corpus-out=")) {
+            corpus_out = v;
+        } else if (const char *v = value("--corpus-codec=")) {
+            corpus_codec = v;
+        } else if (const char *v = value("--qifs=")) {
+            qifs = v;
         } else if (const char *v = value("--callgrind-filter=")) {
             driver_filter = v;
         } else if (const char *v = value("--callgrind-iters=")) {
@@ -454,6 +473,13 @@ int main(int argc, char **argv)
     }
     if (!paired.empty() && paired_out.empty()) {
         die("--paired needs --paired-out=FILE");
+    }
+    if (!corpus_out.empty()) {
+        if (driver_mode || !paired.empty() || list) {
+            die("--corpus-out and --callgrind-driver, --paired or "
+                "--list-cases: one at a time");
+        }
+        return run_corpus_octets(corpus, qifs, corpus_out, corpus_codec);
     }
     build_cases(driver_mode ? split(driver, ',')
                 : !paired.empty() ? split(paired, ',')

@@ -223,6 +223,10 @@ void add_stream_cases(const std::string &group,
                       std::shared_ptr<const Stream> s, bool ng_wire_variant);
 bool add_corpus_cases(const std::string &dir_flag);
 
+// The corpus octets (codec_bench_octets.cc): untimed, writes JSON to out.
+int run_corpus_octets(const std::string &story_dir, const std::string &qif_dir,
+                      const std::string &out, const std::string &codec_id);
+
 std::string header_values_text();
 std::string hex_text();
 std::string printable_text();
