@@ -9,6 +9,8 @@ Usage:
                                           codec_bench --callgrind-driver
   report_codec.py --paired FILE...        codec_bench --paired's JSON, one
                                           file per process
+  report_codec.py --corpus FILE           codec_bench --corpus-out's JSON:
+                                          octets on the wire, deterministic
 
 Prints Markdown: every case per operation, then the ratios ours/nghttp2 and
 ours/nginx against the aims of the benchmark issue with PASS or MISS.  Wall
@@ -21,6 +23,8 @@ of the ratio of the two fastest slices is the verdict, with the median of
 the per-pair ratios beside it; Google Benchmark's medians move by up to 20%
 between runs on this machine, those ratios by 1-5%, but for the odd process
 that comes out apart from the others.
+The corpus octets compare ours with nghttp2 and with a bound, and judge the
+octet target on the response stories.
 Callgrind uses instructions (Ir) per operation, which do not depend on the
 machine's load.  --annotate adds, for every aim the instruction counts miss,
 callgrind_annotate's function list of our case and its hottest source lines
@@ -443,7 +447,166 @@ def paired_report(paths):
     return lines
 
 
+# The octet target on the response stories, per table size: ours at most
+# the larger of 0.85 x nghttp2's octets and 1.05 x the bound's.
+OCTET_TARGET_NGHTTP2 = 0.85
+OCTET_TARGET_BOUND = 1.05
+
+CORPUS_GROUPS = [
+    ("response", "response stories"),
+    ("request", "request stories"),
+    ("qif", "QIF request lists"),
+]
+
+
+def corpus_sums(conns, j):
+    """Totals over connections at table size number j; ours' placements
+    added placement by placement."""
+    t = {"lists": 0, "fields": 0, "plain": 0, "bound": 0, "bound_replay": 0,
+         "ours": 0, "nghttp2": 0, "ours_replay": 0, "nghttp2_replay": 0,
+         "ours_placements": None, "ours_replay_placements": None}
+    for c in conns:
+        for k in ("lists", "fields", "plain", "bound", "bound_replay"):
+            t[k] += c[k]
+        at = c["sizes"][j]
+        for k in ("ours", "nghttp2", "ours_replay", "nghttp2_replay"):
+            t[k] += at[k]["octets"]
+        for k in ("ours_placements", "ours_replay_placements"):
+            t[k] = (list(at[k]) if t[k] is None
+                    else [a + b for a, b in zip(t[k], at[k])])
+    return t
+
+
+def octet_range(v):
+    return f"{fmt(min(v))}-{fmt(max(v))}" if v else "-"
+
+
+def octet_ratio(a, b):
+    return f"{a / b:.3f}" if b else "-"
+
+
+def corpus_report(path):
+    """codec_bench --corpus-out's JSON as Markdown: the totals per group
+    and table size, the target on the response stories, then every
+    connection."""
+    with open(path) as f:
+        doc = json.load(f)
+    lines = ["## Octets on the wire: the corpus (deterministic)", ""]
+    if doc.get("skipped"):
+        lines.append(doc["skipped"] + ".")
+        return lines
+    sizes = doc["table_sizes"]
+    conns = doc["connections"]
+    placements = max((len(c["sizes"][0]["ours_placements"]) for c in conns),
+                     default=0)
+    lines += [
+        "Octets of header blocks, untimed and deterministic: they depend "
+        "on the codec's code and the inputs only, not on the processor or "
+        "the machine's load, and repeat exactly from run to run.  Each "
+        "hpack-test-case story and each QIF file "
+        "is one connection (one encoder); at each table size both encoders "
+        "are capped at it and the peer's SETTINGS_HEADER_TABLE_SIZE is it.  "
+        "Every block was decoded by the other library and equals its list.",
+        "",
+        "- **bound**: with no table limit, the first sighting of a (name, "
+        "value) pair in the connection as a literal with incremental "
+        "indexing (the name as a static index when the static table has "
+        "it, each string raw or Huffman, the shorter), every later "
+        "sighting one octet, a pair of the static table its index.  Not a "
+        "floor: a literal can also take its name from the dynamic table.",
+        "- **replay**: the same connection's lists encoded a second time on "
+        "the same encoders; the bound then is one octet a field.",
+        "- **placements**: our encoder seeds its hashes with its own "
+        "address, and which recurring fields it indexes follows the seed.  "
+        "Its figures are those of an encoder at a fixed address; the range "
+        f"is over {placements} addresses (an encoder in an nginx worker "
+        "gets any of them).",
+        "",
+        f"Codec measured: commit+sources {doc['codec']}; libnghttp2 "
+        f"{doc['nghttp2']}'s deflater (`nghttp2_hd_deflate_hd`).", ""]
+    for note in doc.get("notes", []):
+        lines += [f"Note: {note}.", ""]
+    for c in conns:
+        if c["classed_by"] not in ("context", "qif"):
+            lines += [f"Note: {c['name']} has no \"context\"; counted with "
+                      f"the {c['group']} stories for its {c['classed_by']} "
+                      f"fields.", ""]
+    groups = [(g, text, [c for c in conns if c["group"] == g])
+              for g, text in CORPUS_GROUPS]
+    groups = [x for x in groups if x[2]]
+
+    lines += ["| group | table | lists | bound | nghttp2 | ours "
+              "| ours/nghttp2 | ours/bound | ours, placements "
+              "| replay: bound | nghttp2 | ours | ours/nghttp2 "
+              "| ours, placements |",
+              "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+    for g, text, cs in groups:
+        for j, size in enumerate(sizes):
+            t = corpus_sums(cs, j)
+            lines.append(
+                f"| {text} ({len(cs)}) | {size} | {fmt(t['lists'])} "
+                f"| {fmt(t['bound'])} | {fmt(t['nghttp2'])} "
+                f"| {fmt(t['ours'])} | {octet_ratio(t['ours'], t['nghttp2'])} "
+                f"| {octet_ratio(t['ours'], t['bound'])} "
+                f"| {octet_range(t['ours_placements'])} "
+                f"| {fmt(t['bound_replay'])} | {fmt(t['nghttp2_replay'])} "
+                f"| {fmt(t['ours_replay'])} "
+                f"| {octet_ratio(t['ours_replay'], t['nghttp2_replay'])} "
+                f"| {octet_range(t['ours_replay_placements'])} |")
+
+    responses = [c for c in conns if c["group"] == "response"]
+    if responses:
+        lines += ["", "### Target: response stories, ours <= max("
+                  f"{OCTET_TARGET_NGHTTP2:g} x nghttp2, "
+                  f"{OCTET_TARGET_BOUND:g} x bound)", "",
+                  "| table | ours | 0.85 x nghttp2 | 1.05 x bound | limit "
+                  "| ours/limit | result | ours/limit, placements |",
+                  "|--:|--:|--:|--:|--:|--:|---|--:|"]
+        for j, size in enumerate(sizes):
+            t = corpus_sums(responses, j)
+            a = OCTET_TARGET_NGHTTP2 * t["nghttp2"]
+            b = OCTET_TARGET_BOUND * t["bound"]
+            limit = max(a, b)
+            spread = t["ours_placements"]
+            lines.append(f"| {size} | {fmt(t['ours'])} | {fmt(a)} "
+                         f"| {fmt(b)} | {fmt(limit)} "
+                         f"| {t['ours'] / limit:.3f} "
+                         f"| {'PASS' if t['ours'] <= limit else 'MISS'} "
+                         + (f"| {min(spread) / limit:.3f}-"
+                            f"{max(spread) / limit:.3f} |" if spread
+                            else "| - |"))
+
+    for j, size in enumerate(sizes):
+        lines += ["", f"### Every connection, table size {size}", "",
+                  "| connection | lists | bound | nghttp2 | ours "
+                  "| ours/nghttp2 | ours/bound | replay: nghttp2 | ours |",
+                  "|---|--:|--:|--:|--:|--:|--:|--:|--:|"]
+        for g, text, cs in groups:
+            for c in cs + [None]:
+                if c is None:
+                    name, t = f"**{text}**", corpus_sums(cs, j)
+                else:
+                    name, t = f"{c['name']} ({g})", corpus_sums([c], j)
+                lines.append(
+                    f"| {name} | {fmt(t['lists'])} | {fmt(t['bound'])} "
+                    f"| {fmt(t['nghttp2'])} | {fmt(t['ours'])} "
+                    f"| {octet_ratio(t['ours'], t['nghttp2'])} "
+                    f"| {octet_ratio(t['ours'], t['bound'])} "
+                    f"| {fmt(t['nghttp2_replay'])} "
+                    f"| {fmt(t['ours_replay'])} |")
+    return lines
+
+
 def main(argv):
+    if len(argv) == 3 and argv[1] == "--corpus":
+        try:
+            lines = corpus_report(argv[2])
+        except (OSError, ValueError, KeyError, IndexError) as e:
+            print(f"report_codec: cannot read {argv[2]}: {e}",
+                  file=sys.stderr)
+            return 1
+        print("\n".join(lines))
+        return 0
     if len(argv) >= 3 and argv[1] == "--paired":
         try:
             lines = paired_report(argv[2:])
