@@ -13,6 +13,7 @@ BENCH_BIN        := $(BENCH_DIR)/codec_bench
 BENCH_NGINX      ?= 1.26.3
 BENCH_NGINX_PATH := $(BENCH_DIR)/nginx-$(BENCH_NGINX).path
 BENCH_JSON       := $(BENCH_DIR)/codec.json
+BENCH_CORPUS_JSON := $(BENCH_DIR)/codec-corpus.json
 BENCH_CG_DIR     := $(BENCH_DIR)/callgrind
 
 # Seconds per repetition and repetitions; QUICK=1 for a smoke run.
@@ -66,7 +67,7 @@ BENCH_REFS       := $(BENCH_DIR)/refs_start.o $(BENCH_NGX_OBJS) \
                     -Wl,-Bstatic,--whole-archive -lnghttp2 -Wl,--no-whole-archive,-Bdynamic
 BENCH_LIBS       := -lbenchmark -lpthread
 
-.PHONY: bench-codec bench-codec-callgrind bench-huffman-evicted
+.PHONY: bench-codec bench-corpus bench-codec-callgrind bench-huffman-evicted
 
 # Which codec was measured: the commit and a hash of the sources built.
 BENCH_CODEC_ID = $$(git rev-parse --short HEAD 2>/dev/null || echo none)+$$(cat \
@@ -98,7 +99,9 @@ $(BENCH_BIN): $(BENCH_DIR)/refs_start.o $(BENCH_OBJS) $(BENCH_NGX_OBJS) $(CODEC_
 	$(CXX) $(BENCH_REFS) $(BENCH_OBJS) $(CODEC_LIB) $(BENCH_LIBS) -o $@
 
 # Google Benchmark (BENCH_REPS repetitions, medians), the paired slices
-# that judge the aims, then the ratio report (about 2.5 minutes)
+# that judge the aims, the corpus octets (untimed, about a second; skipped
+# with a message without ../shared/data), then the report (about 2.5
+# minutes)
 ## the codec against libnghttp2 and nginx (QUICK=1: one short smoke run)
 bench-codec: $(BENCH_BIN)
 	$(BENCH_BIN) --benchmark_min_time=$(BENCH_MIN_TIME) \
@@ -114,10 +117,23 @@ bench-codec: $(BENCH_BIN)
 	        --paired-seconds=$(BENCH_PAIRED_SECONDS) \
 	        --paired-out=$$f --paired-codec=$(BENCH_CODEC_ID) || exit 1; \
 	done
+	$(BENCH_BIN) --corpus-out=$(BENCH_CORPUS_JSON) \
+	    --corpus-codec=$(BENCH_CODEC_ID)
 	@echo
 	set -o pipefail; { $(PYTHON) -m bench.report_codec $(BENCH_JSON) \
-	    && echo && $(PYTHON) -m bench.report_codec --paired $(BENCH_PAIRED_ALL); } \
+	    && echo && $(PYTHON) -m bench.report_codec --paired $(BENCH_PAIRED_ALL) \
+	    && echo && $(PYTHON) -m bench.report_codec --corpus $(BENCH_CORPUS_JSON); } \
 	    | tee $(BENCH_DIR)/codec-report.md
+
+# The corpus octets alone, make bench-codec's last section, in seconds:
+# what an indexing-policy change does to the octets on the wire.
+## octets on the wire of the corpus: ours, libnghttp2 and the bound
+bench-corpus: $(BENCH_BIN)
+	$(BENCH_BIN) --corpus-out=$(BENCH_CORPUS_JSON) \
+	    --corpus-codec=$(BENCH_CODEC_ID)
+	@echo
+	set -o pipefail; $(PYTHON) -m bench.report_codec --corpus $(BENCH_CORPUS_JSON) \
+	    | tee $(BENCH_DIR)/codec-corpus.md
 
 ## instructions per codec operation under callgrind, deterministic
 bench-codec-callgrind: $(BENCH_BIN)
