@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <deque>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -400,24 +401,94 @@ TEST(EncoderPolicy, CallerFlagAndAddedNamesAreNeverIndexed) {
     hpack_policy_destroy(policy);
 }
 
-// Volatile fields are indexed only when they recur.
-// Volatile fields whose literal without indexing is no longer than one with
-// incremental indexing: a name of our own (a dynamic name index from 63,
-// a literal name) or a static name under 15.
+// Fills p's table past half of its 4096 octets with fields of one name of
+// its own, which never recur (64 octets an entry).
+static void fill_past_half(Pair& p, int from = 100000) {
+    for (int i = from; hpack_encoder_table_size(p.enc) <= 2048; ++i)
+        p.round_trip({{"x-fill", "filler-value-" + std::to_string(i) + "-abcdef"}});
+}
+
+// Volatile fields go in when they recur, or once when no table holds their
+// name, so that their later values can refer to it (those with a static
+// name from 15 on also while the table is half empty: the next test).
 TEST(EncoderPolicy, VolatileFieldsAreIndexedOnlyWhenTheyRecur) {
     Pair p;
-    p.round_trip({{"x-filler", "first"}});
-    auto a = p.round_trip({{"x-request-id", "4f2a9c"}, {":path", "/a?x=1"}});
-    EXPECT_EQ(a[0].rep, HPACK_REP_INCREMENTAL);     // enters once: its name
-    EXPECT_EQ(a[1].rep, HPACK_REP_WITHOUT_INDEXING);
-    EXPECT_EQ(a[1].index, 4u);
-    p.round_trip({{"x-filler", "second"}});          // the name moves to 63
-    auto b = p.round_trip({{"x-request-id", "77e1d0"}, {":path", "/a?x=1"}});
-    EXPECT_EQ(b[0].rep, HPACK_REP_WITHOUT_INDEXING);
-    EXPECT_EQ(b[0].index, 62u + 1u);                // the name from the table
-    EXPECT_EQ(b[1].rep, HPACK_REP_INCREMENTAL);     // the same path again
-    auto c = p.round_trip({{":path", "/a?x=1"}});
-    EXPECT_EQ(c[0].rep, HPACK_REP_INDEXED);
+    auto a = p.round_trip({{":path", "/a?x=0"}});
+    EXPECT_EQ(a[0].rep, HPACK_REP_WITHOUT_INDEXING);
+    fill_past_half(p);
+    auto b = p.round_trip({{"x-request-id", "4f2a9c"}, {":path", "/a?x=1"}});
+    EXPECT_EQ(b[0].rep, HPACK_REP_INCREMENTAL);     // enters once: its name
+    EXPECT_EQ(b[1].rep, HPACK_REP_WITHOUT_INDEXING);
+    EXPECT_EQ(b[1].index, 4u);
+    auto c = p.round_trip({{"x-request-id", "77e1d0"}, {":path", "/a?x=1"}});
+    EXPECT_EQ(c[0].rep, HPACK_REP_WITHOUT_INDEXING);
+    EXPECT_EQ(c[0].index, 62u);                     // the name from the table
+    EXPECT_EQ(c[1].rep, HPACK_REP_INCREMENTAL);     // the same path again
+    auto d = p.round_trip({{":path", "/a?x=1"}});
+    EXPECT_EQ(d[0].rep, HPACK_REP_INDEXED);
+}
+
+// Past half full, a name whose values keep coming new is learned volatile
+// for the connection: its new values go without indexing, while a name
+// whose values recur goes on being indexed on sight.  Secrets stay out
+// whatever is learned.
+TEST(EncoderPolicy, NamesWhoseValuesKeepComingNewAreLearnedVolatile) {
+    Pair p;
+    fill_past_half(p);
+    int id_indexed = 0, type_indexed = 0, last_id = -1;
+    for (int i = 0; i < 40; ++i) {
+        auto out = p.round_trip({{"x-trace", "t-" + std::to_string(7919 * i)},
+                                 {"content-type", i % 2 ? "text/css" : "image/png"},
+                                 {"authorization", "Basic c2VjcmV0OnNlY3JldA=="}});
+        if (out[0].rep == HPACK_REP_INCREMENTAL) {
+            ++id_indexed;
+            last_id = i;
+        }
+        type_indexed += out[1].rep == HPACK_REP_INCREMENTAL;
+        EXPECT_EQ(out[2].rep, HPACK_REP_NEVER_INDEXED);
+    }
+    EXPECT_LE(id_indexed, 8);   // on sight until the name's counts say volatile
+    EXPECT_LT(last_id, 10);
+    EXPECT_LE(type_indexed, 2);  // each value once, then references
+}
+
+// On a connection whose table holds more than 64 entries, a field that
+// blocks keep referring to drifts to indexes of two octets as new fields go
+// in; the 12th reference there to a short one writes it again instead, as
+// the newest entry, one octet from then on.  A long one is left where it is.
+TEST(EncoderPolicy, HotEntriesWithTwoOctetIndexesAreRefreshed) {
+    hpack_encoder_t* e = hpack_encoder_create(nullptr, 65536, nullptr);
+    hpack_decoder_t* d = hpack_decoder_create(nullptr, 65536);
+    ASSERT_EQ(hpack_decoder_set_settings_table_size(d, 65536), HPACK_OK);
+    ASSERT_EQ(hpack_encoder_set_peer_table_size(e, 65536), HPACK_OK);
+    const Header hot("x-hot", "yes");
+    const Header long_hot("x-long", std::string(60, 'L'));
+    auto round_trip = [&](const HeaderList& list) {
+        std::vector<Decoded> out;
+        EXPECT_EQ(decode(d, encode(e, list), &out), HPACK_OK);
+        EXPECT_EQ(names_values(out), list);
+        return out;
+    };
+    round_trip({hot, long_hot});
+    for (int i = 0; i < 100; ++i)  // every value recurs: all go in
+        round_trip({{"x-fill", std::to_string(i)}, {"x-fill", std::to_string(i)}});
+    std::vector<hpack_representation_t> reps;
+    for (int i = 0; i < 14; ++i) {
+        auto out = round_trip({hot, long_hot});
+        reps.push_back(out[0].rep);
+        EXPECT_EQ(out[1].rep, HPACK_REP_INDEXED);
+        EXPECT_GE(out[1].index, 127u);
+    }
+    const std::vector<hpack_representation_t> want = {
+        HPACK_REP_INDEXED, HPACK_REP_INDEXED, HPACK_REP_INDEXED, HPACK_REP_INDEXED,
+        HPACK_REP_INDEXED, HPACK_REP_INDEXED, HPACK_REP_INDEXED, HPACK_REP_INDEXED,
+        HPACK_REP_INDEXED, HPACK_REP_INDEXED, HPACK_REP_INDEXED, HPACK_REP_INCREMENTAL,
+        HPACK_REP_INDEXED, HPACK_REP_INDEXED};
+    EXPECT_EQ(reps, want);
+    auto last = round_trip({hot});
+    EXPECT_EQ(last[0].index, 62u);  // the refreshed copy, the newest entry
+    hpack_encoder_destroy(e);
+    hpack_decoder_destroy(d);
 }
 
 // The history of volatile fields starts at 16 slots and moves to 512 once
@@ -432,6 +503,7 @@ TEST(EncoderPolicy, VolatileFieldsAreIndexedOnlyWhenTheyRecur) {
 // behind none of the first.
 TEST(EncoderPolicy, HistoryOfVolatileFieldsGrowsAndKeepsWhatItHeld) {
     Pair p;
+    fill_past_half(p);  // where volatile fields go in only when they recur
     auto path = [](int i) { return "/page/" + std::to_string(i) + "?v=" + std::to_string(i * 7); };
     auto recurs = [&](int from, int to) {
         int n = 0;
@@ -445,11 +517,11 @@ TEST(EncoderPolicy, HistoryOfVolatileFieldsGrowsAndKeepsWhatItHeld) {
     EXPECT_GE(recurs(100, 180), 40);
 }
 
-// A volatile field with a static name from 15 on costs an octet more in a
-// literal without indexing: it is entered on sight while the table stays
-// at most half full (then it is what stock nginx sends, 0x40 | index), and
+// A volatile field is entered on sight while the table stays at most half
+// full (with a static name from 15 on it is then what stock nginx sends,
+// 0x40 | index, an octet shorter than a literal without indexing), and
 // beyond that only when it recurs.
-TEST(EncoderPolicy, VolatileFieldsWithStaticNamesFrom15EnterWhileTheTableIsHalfEmpty) {
+TEST(EncoderPolicy, VolatileFieldsEnterOnSightWhileTheTableIsHalfEmpty) {
     Pair p;
     const std::string date = "Mon, 21 Oct 2013 20:13:21 GMT";  // 65 octets an entry
     std::vector<uint8_t> wire;
@@ -692,16 +764,20 @@ TEST(EncoderApi, TheBoundFromSizesCoversTheBoundOfTheCall) {
 
 // Thousands of unique names stay O(1) per lookup; correctness here, speed
 // in the benchmark.
-// A name with many values (a static name and another): each value is
-// found again, whether the walk of the name's chain reaches it or the
-// name+value index must, which an entry enters only once the walk no
-// longer reaches it; also after the table grew and its chains were rebuilt.
+// A name with many values (a static name and another): each value the
+// table holds is found again, whether the walk of the name's chain reaches
+// it or the name+value index must, which an entry enters only once the walk
+// no longer reaches it; also after the table grew and its chains were
+// rebuilt.  Which values go in is the policy's (a name whose values keep
+// coming new is volatile once the table is half full): the test follows
+// the representations the decoder saw.
 TEST(EncoderTable, EveryValueOfANameWithManyValuesIsFoundAgain) {
     for (const char* name : {"accept", "x-many"}) {
         SCOPED_TRACE(name);
         hpack_encoder_t* e = hpack_encoder_create(nullptr, 65536, nullptr);
         hpack_decoder_t* d = hpack_decoder_create(nullptr, 65536);
         ASSERT_EQ(hpack_decoder_set_settings_table_size(d, 65536), HPACK_OK);
+        std::set<std::string> held;
         auto blocks = [&](int from, int to) {  // values from..to, step +-1, 50 a block
             const int step = from <= to ? 1 : -1;
             for (int v = from; v != to + step;) {
@@ -711,21 +787,24 @@ TEST(EncoderTable, EveryValueOfANameWithManyValuesIsFoundAgain) {
                 std::vector<Decoded> out;
                 ASSERT_EQ(decode(d, encode(e, list), &out), HPACK_OK);
                 ASSERT_EQ(names_values(out), list);
+                for (const Decoded& f : out) {
+                    ASSERT_EQ(f.rep == HPACK_REP_INDEXED, held.count(f.value) == 1) << f.value;
+                    if (f.rep == HPACK_REP_INCREMENTAL) held.insert(f.value);
+                }
             }
         };
         hpack_stats_t st;
         blocks(0, 59);  // within the first 4096 octets
         blocks(59, 0);
+        blocks(0, 59);
         hpack_encoder_stats(e, &st);
-        EXPECT_EQ(st.insertions, 60u);
-        EXPECT_EQ(st.indexed_dynamic, 60u);
+        EXPECT_EQ(st.insertions, 60u);  // each value went in, at its first or second sight
         ASSERT_EQ(hpack_encoder_set_peer_table_size(e, 65536), HPACK_OK);
         blocks(60, 299);
         blocks(299, 0);
         blocks(0, 299);
         hpack_encoder_stats(e, &st);
         EXPECT_EQ(st.insertions, 300u);
-        EXPECT_EQ(st.indexed_dynamic, 60u + 600u);
         EXPECT_EQ(st.evictions, 0u);
         hpack_encoder_destroy(e);
         hpack_decoder_destroy(d);
@@ -734,16 +813,17 @@ TEST(EncoderTable, EveryValueOfANameWithManyValuesIsFoundAgain) {
 
 // Fields of a few names with many values each, drawn at random, with the
 // table evicting all along: a field is a reference exactly when a model of
-// the table (RFC 7541 4.4) holds it, so no entry is lost from reach,
-// however late it entered the name+value index and whichever entries left
-// the table before it.
+// the table (RFC 7541 4.4), kept from the representations the decoder saw,
+// holds it, so no entry is lost from reach, however late it entered the
+// name+value index and whichever entries left the table before it.  The
+// one exception is a refresh: a held field whose index takes two octets
+// written again with incremental indexing.
 TEST(EncoderTable, AFieldInTheTableIsAlwaysFound) {
     const std::vector<std::string> names = {"accept", "x-many", "x-more", "via"};
     std::mt19937 rng(7);
     Pair pair;
-    std::deque<std::pair<std::string, std::string>> model;  // oldest first
-    size_t model_size = 0;
-    uint64_t found = 0, inserted = 0;
+    std::deque<std::pair<std::string, std::string>> model;  // newest first
+    size_t model_size = 0, found = 0, refreshed = 0;
     for (int b = 0; b < 2000; ++b) {
         HeaderList list;
         const int n = 1 + static_cast<int>(rng() % 40);
@@ -751,27 +831,37 @@ TEST(EncoderTable, AFieldInTheTableIsAlwaysFound) {
             // One name in two draws, so that its chain is long and the
             // others' short.
             const std::string& name = names[rng() % 2 ? 0 : 1 + rng() % 3];
-            std::pair<std::string, std::string> f(name, "v" + std::to_string(rng() % 60));
-            list.push_back(f);
-            if (std::find(model.begin(), model.end(), f) != model.end()) {
-                ++found;
-                continue;
-            }
-            const size_t size = 32 + f.first.size() + f.second.size();
-            while (model_size + size > 4096) {
-                model_size -= 32 + model.front().first.size() + model.front().second.size();
-                model.pop_front();
-            }
-            model.push_back(f);
-            model_size += size;
-            ++inserted;
+            list.emplace_back(name, "v" + std::to_string(rng() % 60));
         }
-        pair.round_trip(list);
-        hpack_stats_t st;
-        hpack_encoder_stats(pair.enc, &st);
-        ASSERT_EQ(st.indexed_dynamic, found) << "block " << b;
-        ASSERT_EQ(st.insertions, inserted) << "block " << b;
+        const std::vector<Decoded> out = pair.round_trip(list);
+        for (const Decoded& f : out) {
+            const auto held = std::find(model.begin(), model.end(),
+                                        std::make_pair(f.name, f.value));
+            if (held != model.end()) {
+                const size_t index = 62 + static_cast<size_t>(held - model.begin());
+                if (f.rep == HPACK_REP_INDEXED) {
+                    ASSERT_EQ(f.index, index) << "block " << b;
+                    ++found;
+                    continue;
+                }
+                ASSERT_EQ(f.rep, HPACK_REP_INCREMENTAL) << "block " << b << " " << f.value;
+                ASSERT_GE(index, 127u) << "block " << b;
+                ++refreshed;
+            } else {
+                ASSERT_NE(f.rep, HPACK_REP_INDEXED) << "block " << b;
+            }
+            if (f.rep != HPACK_REP_INCREMENTAL) continue;
+            const size_t size = 32 + f.name.size() + f.value.size();
+            while (model_size + size > 4096) {
+                model_size -= 32 + model.back().first.size() + model.back().second.size();
+                model.pop_back();
+            }
+            model.emplace_front(f.name, f.value);
+            model_size += size;
+        }
     }
+    EXPECT_GT(found, 10000u);
+    EXPECT_LE(refreshed, found / 12);
 }
 
 TEST(EncoderTable, ThousandsOfUniqueFieldsInALargeTable) {

@@ -16,6 +16,7 @@
 #include "encoder.h"
 #include "hash.h"
 #include "huffman.h"
+#include "indexing.h"
 #include "integer.h"
 #include "policy.h"
 #include "static_table.h"
@@ -36,6 +37,15 @@ constexpr uint64_t kStaticNameKey = 0x8ebc6af09c88c6e3ull;
 // is consulted.
 constexpr int kNameWalk = 8;
 
+// Dynamic indexes below this take one octet (RFC 7541 6.1, a 7-bit prefix).
+constexpr uint32_t kOneOctetIndexes = 127;
+// An entry whose index takes two octets goes in again, newest, when it has
+// been referred to kRefreshRefs times and its literal takes at most
+// kRefreshOctets (refresh(); DESIGN.md, "Indexing policy": "Hot entries
+// refreshed").
+constexpr uint64_t kRefreshRefs = 12;
+constexpr size_t kRefreshOctets = 16;
+
 // Static names below this take one octet in the 4-bit prefix of a literal
 // without indexing (RFC 7541 6.2.2), as in the 6-bit prefix of one with
 // incremental indexing (6.2.1); from it on, one octet more.
@@ -47,8 +57,17 @@ constexpr uint32_t kFourBitNames = 15;
 constexpr size_t kHints = 32;
 constexpr uint64_t kStaticHint = uint64_t{1} << 63;  // | first << 8 | index
 
+// An entry's nv_hash keeps, in its top four bits, how often a block referred
+// to the entry by an index of two octets since it went in or was last
+// refreshed (saturating at 15); the name+value hash proper is the other 60
+// bits (nv_hash_of()).
+constexpr int kRefShift = 60;
+constexpr uint64_t kRefOne = uint64_t{1} << kRefShift;
+constexpr uint64_t kRefMax = uint64_t{15} << kRefShift;
+constexpr uint64_t kHashBits = kRefOne - 1;
+
 struct IndexLinks {
-    uint64_t nv_hash;     // valid when nv_next is not kNotLinked
+    uint64_t nv_hash;     // references; the hash when nv_next is not kNotLinked
     uint64_t nv_next;     // older entry in the same name+value bucket
     uint64_t name_next;   // older entry in the same name bucket
 };
@@ -92,93 +111,6 @@ private:
     uint8_t*  written_ = nullptr;
 };
 
-// Name+value hashes of recent volatile fields: such a field is indexed
-// only when it was seen here before, i.e. when it recurs.  Two slots per
-// set: a field pushes out only the older of its set, so that two fields
-// met together never forget each other (direct-mapped, the second of two
-// volatile fields of a block would take the first's slot now and then, and
-// the first would not be indexed when it recurs).
-//
-// The slots follow what the connection shows, as the table does: 16 in
-// the encoder, enough for the dates, ids and lengths of a connection's
-// first responses, then 512 allocated apart once 8 new hashes have gone
-// in, which remember a browser page's worth of etags and dates, so a
-// reload finds them (DESIGN.md, "Indexing policy": "A history of 16
-// slots, 512 once 8 hashes went in").  A slot keeps the
-// hash's upper half, whose low bits also pick its set, so the slots are
-// placed again when they move to the larger array.  If that allocation
-// fails, the 16 slots go on.  A bitmap says which slots were ever written:
-// a new encoder clears 8 octets instead of its slots (the same decision
-// in DESIGN.md as ChainHeads).
-class History {
-public:
-    static constexpr uint32_t kInline = 16;
-    static constexpr uint32_t kLarge = 512;
-    static constexpr uint32_t kGrowAfter = 8;  // new hashes
-
-    History() { attach(inline_, inline_written_, kInline); }
-    History(const History&) = delete;
-    History& operator=(const History&) = delete;
-
-    bool seen_or_add(uint64_t h, const Allocator& a) {
-        const uint32_t tag = static_cast<uint32_t>(h >> 32);
-        if (lookup(tag)) return true;
-        if (added_ == kGrowAfter && size_ == kInline) grow(a);
-        ++added_;
-        insert(tag);
-        return false;
-    }
-    void release(const Allocator& a) {
-        if (slots_ != inline_) a.free(slots_);
-    }
-
-private:
-    void attach(uint32_t* slots, uint64_t* written, uint32_t size) {
-        slots_ = slots;
-        written_ = written;
-        size_ = size;
-        zero_words(written_, (size + 63) / 64 * 8);
-    }
-    // The set of a tag: its first slot, whose bit and its partner's are
-    // in one word (the index is even).
-    uint32_t set_of(uint32_t tag) const { return (tag & (size_ / 2 - 1)) * 2; }
-    bool lookup(uint32_t tag) const {
-        const uint32_t i = set_of(tag);
-        const uint64_t bits = written_[i / 64] >> (i % 64);
-        return ((bits & 1) && slots_[i] == tag) || ((bits & 2) && slots_[i + 1] == tag);
-    }
-    void insert(uint32_t tag) {
-        const uint32_t i = set_of(tag);
-        uint64_t& word = written_[i / 64];
-        if ((word >> (i % 64)) & 1) {
-            slots_[i + 1] = slots_[i];
-            word |= uint64_t{2} << (i % 64);
-        }
-        slots_[i] = tag;
-        word |= uint64_t{1} << (i % 64);
-    }
-    // Moves the slots to kLarge, the older of each set first so that the
-    // newer stays the newer; the inline slots are read where they are.
-    void grow(const Allocator& a) {
-        void* p = a.alloc(kLarge * sizeof(uint32_t) + kLarge / 8);
-        if (!p) return;
-        uint32_t* const slots = static_cast<uint32_t*>(p);
-        attach(slots, reinterpret_cast<uint64_t*>(slots + kLarge), kLarge);
-        for (uint32_t i = 0; i < kInline; i += 2) {
-            const uint64_t bits = inline_written_[i / 64] >> (i % 64);
-            if (bits & 2) insert(inline_[i + 1]);
-            if (bits & 1) insert(inline_[i]);
-        }
-    }
-
-    uint32_t* slots_;
-    uint64_t* written_;
-    uint32_t  size_ = 0;
-    uint32_t  added_ = 0;
-    uint64_t  inline_written_[(kInline + 63) / 64];
-    uint32_t  inline_[kInline];  // read only once written
-};
-
 // encode_bound(): two size updates and the overrun of whole-word
 // Huffman stores, then per field a representation octet with its index,
 // the name and value with their length prefixes (a literal is never longer
@@ -199,6 +131,17 @@ inline size_t field_bound(const hpack_header_t& h) {
 inline bool is_never(const hpack_header_t& h, unsigned pflags) {
     return (h.flags & HPACK_FIELD_NEVER_INDEX) || (pflags & HPACK_POLICY_NEVER_INDEX) ||
            ((pflags & HPACK_POLICY_SHORT_SECRET) && h.value_len < hpack_policy::kShortSecretLen);
+}
+
+inline uint64_t nv_hash_of(const uint8_t* value, size_t vl, uint64_t name_hash) {
+    return hash_bytes(value, vl, name_hash) & kHashBits;
+}
+
+inline uint64_t refs_of(const IndexLinks& x) { return x.nv_hash >> kRefShift; }
+
+// One more reference, counted up to 15.
+inline void count_ref(IndexLinks& x) {
+    x.nv_hash += x.nv_hash < kRefMax ? kRefOne : 0;
 }
 
 size_t string_len(const uint8_t* src, size_t len) {
@@ -249,7 +192,10 @@ struct hpack_encoder {
         : alloc(a), table(a), policy(p) {
         zero_words(&stats, sizeof(stats));
     }
-    ~hpack_encoder() { history.release(alloc); }
+    ~hpack_encoder() {
+        history.release(alloc);
+        names.release(alloc);
+    }
 
     bool room_for(size_t bytes) {
         return !table.needs_room(bytes) || grow(bytes);
@@ -285,11 +231,18 @@ struct hpack_encoder {
         size_t   plain;
         size_t   literal;
     };
-    size_t encode_repeats(const hpack_header_t* headers, size_t n, Repeats* out) const;
+    size_t encode_repeats(const hpack_header_t* headers, size_t n, Repeats* out);
     HPACK_INLINE uint8_t* encode_field(const hpack_header_t& h, uint8_t* p, uint64_t& hint);
     HPACK_NOINLINE uint8_t* encode_literal(const hpack_header_t& h, uint8_t* p,
                                            StaticName sn, uint64_t name_hash,
                                            NameWalk walk, uint64_t& hint);
+    HPACK_INLINE uint8_t* reference(const hpack_header_t& h, uint8_t* p, uint64_t id,
+                                    uint64_t& hint);
+    HPACK_NOINLINE uint8_t* refresh(const hpack_header_t& h, uint8_t* p, uint64_t id,
+                                    uint64_t& hint);
+    HPACK_INLINE void insert(const uint8_t* name, size_t nl, const uint8_t* value, size_t vl,
+                             uint32_t static_name, uint64_t name_hash, const uint64_t* nv_hash,
+                             uint64_t walk_last, uint64_t& hint);
     uint8_t* emit_size_updates(uint8_t* p);
 
     Allocator           alloc;
@@ -307,6 +260,7 @@ struct hpack_encoder {
     uint64_t            static_ids[kStaticEntries + 1];
     uint8_t             static_written[(kStaticEntries + 1 + 7) / 8];
     History             history;
+    NameStats           names;
     // Per place in the block: 0, kStaticHint | first << 8 | static index,
     // or a dynamic entry's id + 1.  Only ever a guess, checked before use.
     // Read only once written, as the chain heads: a block writes the hints
@@ -352,8 +306,8 @@ void hpack_encoder::rebuild_index() {
         const uint64_t name_hash = entry_name_hash(e, &sn);
         link_name(id, sn, name_hash);
         link_nv(id, e.extra.nv_next == kNotLinked
-                        ? hash_bytes(table.value(e), e.value_len, name_hash)
-                        : e.extra.nv_hash);
+                        ? nv_hash_of(table.value(e), e.value_len, name_hash)
+                        : e.extra.nv_hash & kHashBits);
     }
 }
 
@@ -376,7 +330,7 @@ void hpack_encoder::link_name(uint64_t id, uint32_t static_name, uint64_t name_h
 // evicted; an entry linked late goes past the newer ones.
 void hpack_encoder::link_nv(uint64_t id, uint64_t nv_hash) {
     auto& x = table.entry(id).extra;
-    x.nv_hash = nv_hash;
+    x.nv_hash = nv_hash | (x.nv_hash & ~kHashBits);
     const size_t slot = nv_slot(nv_hash);
     uint64_t newer = buckets.get(slot);
     if (!table.live(newer) || newer < id) {
@@ -405,7 +359,7 @@ void hpack_encoder::link_nv(uint64_t id, uint64_t nv_hash) {
 void hpack_encoder::link_nv_late(uint64_t id) {
     const auto& e = table.entry(id);
     uint32_t sn;
-    link_nv(id, hash_bytes(table.value(e), e.value_len, entry_name_hash(e, &sn)));
+    link_nv(id, nv_hash_of(table.value(e), e.value_len, entry_name_hash(e, &sn)));
 }
 
 uint64_t hpack_encoder::find_nv(uint64_t h, const uint8_t* name, size_t nl,
@@ -413,7 +367,7 @@ uint64_t hpack_encoder::find_nv(uint64_t h, const uint8_t* name, size_t nl,
     for (uint64_t id = buckets.get(nv_slot(h)); table.live(id);
          id = table.entry(id).extra.nv_next) {
         const auto& e = table.entry(id);
-        if (e.extra.nv_hash == h && holds(e, name, nl, value, vl)) return id;
+        if ((e.extra.nv_hash & kHashBits) == h && holds(e, name, nl, value, vl)) return id;
     }
     return kNoId;
 }
@@ -467,11 +421,8 @@ inline uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p,
                 return p;
             }
         } else if (table.live(hint - 1)) {
-            if (holds(table.entry(hint - 1), name, nl, value, vl)) {
-                p += encode_integer(p, 0x80, 7, table.index_of_id(hint - 1));
-                ++stats.indexed_dynamic;
-                return p;
-            }
+            if (holds(table.entry(hint - 1), name, nl, value, vl))
+                return reference(h, p, hint - 1, hint);
         }
     }
 
@@ -514,12 +465,8 @@ inline uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p,
             if (!sn.first && (e.name_len != nl || !equal_bytes(table.name(e), name, nl)))
                 continue;
             if (walk.newest == kNoId) walk.newest = id;
-            if (!never && e.value_len == vl && equal_bytes(table.value(e), value, vl)) {
-                p += encode_integer(p, 0x80, 7, table.index_of_id(id));
-                ++stats.indexed_dynamic;
-                hint = id + 1;
-                return p;
-            }
+            if (!never && e.value_len == vl && equal_bytes(table.value(e), value, vl))
+                return reference(h, p, id, hint);
         }
     }
     return encode_literal(h, p, sn, name_hash, walk, hint);
@@ -541,16 +488,11 @@ uint8_t* hpack_encoder::encode_literal(const hpack_header_t& h, uint8_t* p, Stat
     uint64_t nv_hash = 0;
     bool have_nv_hash = false;
     if (!walk.done) {
-        nv_hash = hash_bytes(value, vl, name_hash);
+        nv_hash = nv_hash_of(value, vl, name_hash);
         have_nv_hash = true;
         if (!never) {
             const uint64_t id = find_nv(nv_hash, name, nl, value, vl);
-            if (id != kNoId) {
-                p += encode_integer(p, 0x80, 7, table.index_of_id(id));
-                ++stats.indexed_dynamic;
-                hint = id + 1;
-                return p;
-            }
+            if (id != kNoId) return reference(h, p, id, hint);
         }
         if (walk.newest == kNoId && !sn.first) walk.newest = find_name(name_hash, name, nl);
     }
@@ -567,28 +509,39 @@ uint8_t* hpack_encoder::encode_literal(const hpack_header_t& h, uint8_t* p, Stat
         prefix = 4;
     } else {
         // A field that would take more than three quarters of the table
-        // would evict nearly everything for one entry.  A volatile field
-        // whose name no table holds is entered once, so that its later
-        // values can refer to the name; one whose static name the 4-bit
-        // prefix of a literal without indexing makes an octet longer is
-        // entered while the table stays at most half full, so that it
-        // costs what stock nginx's literal with incremental indexing costs
-        // and a long connection's changing values (date) leave half of the
-        // table to new stable fields, which then evict nothing (DESIGN.md,
-        // "Indexing policy": "Volatile fields with a static name from 15 on
-        // entered while the table stays at most half full").
-        index = !(h.flags & HPACK_FIELD_NO_INDEX) &&
-                entry_size <= table.max_size() - table.max_size() / 4 &&
-                // a table that cannot grow leaves the field unindexed
-                room_for(nl + vl) &&
-                (!(pflags & HPACK_POLICY_VOLATILE) || name_index == 0 ||
-                 // entered on sight: the table holds it, the history need not
-                 (sn.first >= kFourBitNames &&
-                  table.size() + entry_size <= table.max_size() / 2) ||
-                 history.seen_or_add(have_nv_hash ? nv_hash
-                                     : (have_nv_hash = true,
-                                        nv_hash = hash_bytes(value, vl, name_hash)),
-                                     alloc));
+        // would evict nearly everything for one entry.  A volatile field,
+        // by the policy's lists or learned on this connection (NameStats),
+        // goes in when it recurs, or once when no table holds its name, so
+        // that its later values can refer to the name.  One whose static
+        // name the 4-bit prefix of a literal without indexing makes an
+        // octet longer also goes in while the table stays at most half
+        // full, so that it costs what stock nginx's literal with
+        // incremental indexing costs and a long connection's changing
+        // values (date) leave half of the table to the fields that recur,
+        // which then evict nothing.  Any other field goes in on sight
+        // (DESIGN.md, "Indexing policy").
+        if (!(h.flags & HPACK_FIELD_NO_INDEX) &&
+            entry_size <= table.max_size() - table.max_size() / 4) {
+            const bool half = table.size() + entry_size <= table.max_size() / 2;
+            if (!half && !names.active()) names.start(alloc);
+            const bool on_sight = name_index == 0 || (half && sn.first >= kFourBitNames);
+            if (names.active()) {
+                // every literal counts, to learn its name
+                if (!have_nv_hash) nv_hash = nv_hash_of(value, vl, name_hash);
+                have_nv_hash = true;
+                const bool recurs = history.seen_or_add(nv_hash, alloc);
+                const bool learned = names.note(name_hash, recurs);
+                index = on_sight || recurs || !(learned || (pflags & HPACK_POLICY_VOLATILE));
+            } else if (!(pflags & HPACK_POLICY_VOLATILE) || on_sight) {
+                index = true;
+            } else {
+                if (!have_nv_hash) nv_hash = nv_hash_of(value, vl, name_hash);
+                have_nv_hash = true;
+                index = history.seen_or_add(nv_hash, alloc);
+            }
+            // a table that cannot grow leaves the field unindexed
+            index = index && room_for(nl + vl);
+        }
         bits = index ? 0x40 : 0x00;
         prefix = index ? 6 : 4;
     }
@@ -607,22 +560,87 @@ uint8_t* hpack_encoder::encode_literal(const hpack_header_t& h, uint8_t* p, Stat
         p += string_encode_in_block(value, vl, p);
     }
 
-    if (index) {
-        uint32_t evicted;
-        if (table.insert(name, nl, value, vl, &evicted)) {
-            const uint64_t id = table.next_id() - 1;
-            link_name(id, sn.first, name_hash);
-            if (have_nv_hash)
-                link_nv(id, nv_hash);
-            else
-                table.entry(id).extra.nv_next = kNotLinked;
-            if (table.live(walk.last) && table.entry(walk.last).extra.nv_next == kNotLinked)
-                link_nv_late(walk.last);
-            ++stats.insertions;
-            hint = table.next_id();  // the new entry's id + 1
-        }
-        stats.evictions += evicted;
+    if (index)
+        insert(name, nl, value, vl, sn.first, name_hash, have_nv_hash ? &nv_hash : nullptr,
+               walk.last, hint);
+    return p;
+}
+
+// Enters a field that has just been written as a literal with incremental
+// indexing, with what the lookups learned of it.
+inline void hpack_encoder::insert(const uint8_t* name, size_t nl, const uint8_t* value, size_t vl,
+                           uint32_t static_name, uint64_t name_hash, const uint64_t* nv_hash,
+                           uint64_t walk_last, uint64_t& hint) {
+    uint32_t evicted;
+    if (table.insert(name, nl, value, vl, &evicted)) {
+        const uint64_t id = table.next_id() - 1;
+        IndexLinks& x = table.entry(id).extra;
+        x.nv_hash = 0;  // no references yet
+        link_name(id, static_name, name_hash);
+        if (nv_hash)
+            link_nv(id, *nv_hash);
+        else
+            x.nv_next = kNotLinked;
+        if (table.live(walk_last) && table.entry(walk_last).extra.nv_next == kNotLinked)
+            link_nv_late(walk_last);
+        ++stats.insertions;
+        hint = table.next_id();  // the new entry's id + 1
     }
+    stats.evictions += evicted;
+}
+
+// A field found in the dynamic table, entry id.  A reference whose index
+// takes two octets is counted in the entry, and the kRefreshRefs-th
+// refreshes the entry instead when its literal is short.
+inline uint8_t* hpack_encoder::reference(const hpack_header_t& h, uint8_t* p, uint64_t id,
+                                         uint64_t& hint) {
+    const uint32_t index = table.index_of_id(id);
+    if (HPACK_UNLIKELY(index >= kOneOctetIndexes)) {
+        IndexLinks& x = table.entry(id).extra;
+        if (refs_of(x) + 1 >= kRefreshRefs) {
+            uint8_t* q = refresh(h, p, id, hint);
+            if (q) return q;
+        } else {
+            count_ref(x);
+        }
+    }
+    p += encode_integer(p, 0x80, 7, index);
+    ++stats.indexed_dynamic;
+    hint = id + 1;
+    return p;
+}
+
+// Writes entry id's field again as a literal with incremental indexing, so
+// that its newest copy has a one-octet index: on a connection whose table
+// holds more than 64 entries, the fields every response repeats drift past
+// them as new ones go in, and each reference then takes two octets
+// (DESIGN.md, "Indexing policy": "Hot entries refreshed").  nullptr when the
+// literal would be longer than kRefreshOctets or the table cannot take it;
+// the entry's count starts again, so the question is not asked on every
+// reference.
+uint8_t* hpack_encoder::refresh(const hpack_header_t& h, uint8_t* p, uint64_t id,
+                                uint64_t& hint) {
+    IndexLinks& x = table.entry(id).extra;
+    x.nv_hash &= kHashBits;
+    const StaticName sn = static_name_lookup(h.name, h.name_len);
+    const uint32_t name_index = sn.first ? sn.first : table.index_of_id(id);
+    const size_t value_octets = h.value_literal ? h.value_literal_len
+                                                : string_len(h.value, h.value_len);
+    if ((h.flags & HPACK_FIELD_NO_INDEX) ||
+        integer_length(6, name_index) + value_octets > kRefreshOctets ||
+        !room_for(h.name_len + h.value_len))
+        return nullptr;
+    p += encode_integer(p, 0x40, 6, name_index);
+    ++stats.name_indexed;
+    if (h.value_literal) {
+        memcpy(p, h.value_literal, h.value_literal_len);
+        p += h.value_literal_len;
+    } else {
+        p += string_encode_in_block(h.value, h.value_len, p);
+    }
+    const uint64_t name_hash = sn.first ? static_name_hash(sn.first)
+                                        : hash_bytes(h.name, h.name_len, seed);
+    insert(h.name, h.name_len, h.value, h.value_len, sn.first, name_hash, nullptr, kNoId, hint);
     return p;
 }
 
@@ -694,7 +712,7 @@ size_t hpack::encode_bound(const hpack_header_t* headers, size_t n) {
 // only for such a field, and the dynamic table holds no other).  The
 // caller has room for n references.
 size_t hpack_encoder::encode_repeats(const hpack_header_t* headers, size_t n,
-                                     Repeats* out) const {
+                                     Repeats* out) {
     // the hints written, from the first on
     if (n > hints_known) n = hints_known;
     uint8_t* q = out->end;  // where the block starts
@@ -717,7 +735,7 @@ size_t hpack_encoder::encode_repeats(const hpack_header_t* headers, size_t n,
         } else {
             const uint64_t id = hint - 1;
             if (!table.live(id)) break;
-            const auto& e = table.entry(id);
+            auto& e = table.entry(id);
             name = table.name(e);
             value = table.value(e);
             nl = e.name_len;
@@ -729,6 +747,14 @@ size_t hpack_encoder::encode_repeats(const hpack_header_t* headers, size_t n,
             !equal_bytes(value, h.value, vl) || !equal_bytes(name, h.name, nl)) {
             refs -= !(hint & kStaticHint);
             break;
+        }
+        if (HPACK_UNLIKELY(index >= kOneOctetIndexes)) {  // a dynamic entry
+            IndexLinks& x = table.entry(hint - 1).extra;
+            if (refs_of(x) + 1 >= kRefreshRefs) {  // due for a refresh: encode_field()
+                --refs;
+                break;
+            }
+            count_ref(x);
         }
         q += encode_integer(q, 0x80, 7, index);
         octets += nl + vl;
