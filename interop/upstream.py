@@ -5,6 +5,7 @@ path, so a client on the other side of nginx knows exactly which headers
 to expect.
 
     /usr/bin/python3 -m interop.upstream --port 8090     (conf/proxy.conf)
+    /usr/bin/python3 -m interop.upstream --show /story/story_21/0
 
 Paths:
 
@@ -21,6 +22,10 @@ Paths:
                       x-request-id of these counts responses (not a pure
                       function of the path, the browser test needs none)
   /hop                connection-specific lines (upgrade, te, ...)
+  /story/<story>/<i>  case i of an hpack-test-case response story
+                      (<story>.json in --stories): its :status as the
+                      status line, its fields as header lines, in order
+                      (story_response() says what is left out)
   anything else       404
 
 Real sockets, asyncio, persistent HTTP/1.1 connections (nginx's upstream
@@ -32,10 +37,12 @@ import argparse
 import asyncio
 import functools
 import hashlib
+import json
 import random
 import signal
 import sys
 import zlib
+from pathlib import Path
 
 # -------------------------------------------------------------- responses
 
@@ -49,6 +56,7 @@ class Response:
 
 
 REASONS = {200: "OK", 201: "Created", 204: "No Content",
+           301: "Moved Permanently", 302: "Found", 303: "See Other",
            304: "Not Modified", 401: "Unauthorized",
            404: "Not Found", 410: "Gone", 503: "Service Unavailable"}
 
@@ -402,6 +410,87 @@ def not_found():
                           ("Content-Length", str(len(body)))], body)
 
 
+# ------------------------------------------------------------ the stories
+
+# hpack-test-case's raw-data: each story a list of cases, each case the
+# header list of one HTTP/2 message as {name: value} objects
+STORIES = (Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+           / "hpack-test-case" / "raw-data")
+
+# Connection-specific lines (RFC 9113 8.2.2) are the HTTP/1.1 hop's own:
+# the origin frames its answer itself and leaves the story's out.  nginx
+# drops connection, keep-alive and transfer-encoding from an origin's
+# answer anyway (and answers 502 to one with both transfer-encoding and
+# content-length, as some cases list them); it would pass
+# proxy-connection, upgrade and te on, which HTTP/2 clients reject
+# (hop_response()), and no response story has them.
+STORY_HOP = frozenset(("connection", "keep-alive", "transfer-encoding",
+                       "proxy-connection", "upgrade", "te"))
+
+
+@functools.lru_cache(maxsize=64)
+def load_story(name, directory=None):
+    """The cases of <directory>/<name>.json (default STORIES), each a list
+    of (name, value) in the story's order; None when there is no such
+    story."""
+    path = Path(directory or STORIES) / (name + ".json")
+    if "/" in name or not path.is_file():
+        return None
+    cases = json.loads(path.read_text())["cases"]
+    return [[next(iter(f.items())) for f in case["headers"]]
+            for case in cases]
+
+
+def response_stories(directory=None):
+    """The names of the response stories in directory (default STORIES),
+    sorted: those whose first case has a :status (most say "context":
+    "response"; story_31 says nothing)."""
+    names = []
+    for path in sorted(Path(directory or STORIES).glob("*.json")):
+        cases = load_story(path.stem, directory)
+        if cases and any(n == ":status" for n, _ in cases[0]):
+            names.append(path.stem)
+    return names
+
+
+def story_response(name, i, directory=None):
+    """Case i of the story: its :status as the status line (wherever the
+    case lists it), the rest of its fields as header lines in its order,
+    but for STORY_HOP and a second content-length (a few cases list two,
+    which nginx refuses as an upstream error; the first frames the body).
+    The body: as many octets as the content-length says, none for 1xx,
+    204 and 304; with no content-length, a chunked body of none."""
+    cases = load_story(name, directory)
+    if cases is None or not 0 <= i < len(cases):
+        return None
+    status, h, length = None, [], None
+    for n, v in cases[i]:
+        if n == ":status":
+            status = int(v)
+        elif n == "content-length":
+            if length is None:
+                length = int(v)
+                h.append((n, v))
+        elif n not in STORY_HOP:
+            h.append((n, v))
+    if status is None:
+        return None
+    if status < 200 or status in (204, 304):
+        return Response(status, h, b"")
+    if length is None:
+        return Response(status, h + [("transfer-encoding", "chunked")], b"",
+                        chunked=True)
+    return Response(status, h, b"x" * length)
+
+
+def parse_story_path(path):
+    """/story/<story>/<i> -> (story, i), or None."""
+    parts = path.split("?")[0].split("/")
+    if len(parts) != 4 or parts[1] != "story" or not parts[3].isdigit():
+        return None
+    return parts[2], int(parts[3])
+
+
 def parse_api_path(path):
     """/r/<seed>[?n=<k>] -> (seed, k), or None."""
     if not path.startswith("/r/"):
@@ -425,6 +514,9 @@ def response_for(path, count=0):
         return page_response(count)
     if path == "/hop":
         return hop_response()
+    story = parse_story_path(path)
+    if story:
+        return story_response(*story) or not_found()
     parts = path.split("?")[0].split("/")
     if len(parts) == 4 and parts[1] == "app":
         kind, name = parts[2], parts[3]
@@ -450,8 +542,9 @@ def serialize(resp, head_only=False):
     return out + resp.body
 
 
+# the paths whose answer is a pure function of the path (/r/, /story/)
 @functools.lru_cache(maxsize=20000)
-def cached_api_bytes(path, head_only):
+def cached_bytes(path, head_only):
     return serialize(response_for(path), head_only)
 
 
@@ -506,8 +599,8 @@ class Http11(asyncio.Protocol):
                     close = True
             Stats.requests += 1
             head_only = method == "HEAD"
-            if path.startswith("/r/"):
-                data = cached_api_bytes(path, head_only)
+            if path.startswith(("/r/", "/story/")):
+                data = cached_bytes(path, head_only)
             else:
                 data = serialize(response_for(path, Stats.requests),
                                  head_only)
@@ -532,12 +625,18 @@ async def serve(host, port, ready_fd=None):
 
 
 def main():
+    global STORIES
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=8090)
+    ap.add_argument("--stories", metavar="DIR", default=str(STORIES),
+                    help="hpack-test-case raw-data, for /story/ (default "
+                    "../shared/data/hpack-test-case/raw-data from the "
+                    "repository)")
     ap.add_argument("--show", metavar="PATH",
                     help="print the response to PATH and exit")
     args = ap.parse_args()
+    STORIES = Path(args.stories)
     if args.show:
         sys.stdout.write(serialize(response_for(args.show), True)
                          .decode("latin-1"))
