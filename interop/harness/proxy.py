@@ -30,10 +30,12 @@ CONF_NEVER_INDEX = ("x-api-key", "x-secret-token")
 # ------------------------------------------------------------ the origin
 
 class Origin:
-    """interop/upstream.py in its own process."""
+    """interop/upstream.py in its own process; args: more of its options
+    (--stories DIR)."""
 
-    def __init__(self, port, log_dir):
+    def __init__(self, port, log_dir, args=()):
         self.port = port
+        self.args = list(args)
         self.log_path = Path(log_dir) / ("upstream-%d.log" % port)
         self.proc = None
 
@@ -54,7 +56,7 @@ class Origin:
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "interop.upstream", "--port",
-             str(self.port)], cwd=harness.REPO, stdout=self.log,
+             str(self.port)] + self.args, cwd=harness.REPO, stdout=self.log,
             stderr=subprocess.STDOUT, start_new_session=True)
         self.pid_path.write_text(str(self.proc.pid))
         if not nginx_runner.wait_port(self.port, self.proc):
@@ -97,13 +99,14 @@ class ProxyServer(Server):
     """nginx running conf/proxy.conf.
 
     kind: "on" (build/nginx-hpack, the file as it is: hpack on, table 4096),
-    "small" (the same, hpack_table_size 512), "big" (hpack_table_size
-    65536: a browser's whole table), "stock" (build/nginx-stock, no module,
-    no hpack directives).
+    "small" (the same, hpack_table_size 512), "mid" (16384), "big"
+    (hpack_table_size 65536: a browser's whole table), "stock"
+    (build/nginx-stock, no module, no hpack directives).
     """
 
-    TABLE = {"on": 4096, "small": 512, "big": 65536}
+    TABLE = {"on": 4096, "small": 512, "mid": 16384, "big": 65536}
     LABELS = {"on": "proxy hpack-on", "small": "proxy hpack-on-table-512",
+              "mid": "proxy hpack-on-table-16k",
               "big": "proxy hpack-on-table-64k", "stock": "proxy stock"}
 
     def __init__(self, kind, tls_port, origin_port, h2c_port=None,
