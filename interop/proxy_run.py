@@ -8,13 +8,14 @@ h2load and python3-h2.
 
 Starts the origin (interop/upstream.py, 127.0.0.1:19600) and four proxies
 made from conf/proxy.conf: the module with its table of 4096 (the file as it
-is), 512 and 65536, and the stock build (TLS ports 19643-19646); runs every
-case (interop/proxy_cases.py); stops them, also on failure, Ctrl-C or
-SIGTERM; ends with "N passed, N failed[, N skipped]" and exits 1 when
-anything failed.  --asan runs the module's three proxies from the sanitizer
-build (build/nginx-hpack-asan, or build/nginx-<version>-hpack-asan), in
-build/proxy-interop/<version>-asan; interop/run.sh --asan --proxy sets the
-sanitizers' options and judges their reports afterwards.
+is), 512 and 65536, and the stock build (TLS ports 19643-19646; every port
+moved by INTEROP_PORT_SHIFT); runs every case (interop/proxy_cases.py);
+stops them, also on failure, Ctrl-C or SIGTERM; ends with "N passed, N
+failed[, N skipped]" and exits 1 when anything failed.  --asan runs the
+module's three proxies from the sanitizer build (build/nginx-hpack-asan, or
+build/nginx-<version>-hpack-asan), in build/proxy-interop/<version>-asan;
+interop/run.sh --asan --proxy sets the sanitizers' options and judges their
+reports afterwards.
 
 The cases, each against every proxy where it means something:
 
@@ -48,11 +49,12 @@ import sys
 import time
 
 from interop import harness, nginx_runner, proxy_cases
-from interop.harness import Filtered, Results, no_crash_or_alert
+from interop.harness import PORT_SHIFT, Filtered, Results, no_crash_or_alert
 from interop.harness import proxy as pc
 
-ORIGIN_PORT = 19600
-PORTS = {"on": 19643, "small": 19644, "big": 19645, "stock": 19646}
+ORIGIN_PORT = 19600 + PORT_SHIFT
+PORTS = {k: p + PORT_SHIFT for k, p in
+         {"on": 19643, "small": 19644, "big": 19645, "stock": 19646}.items()}
 
 
 def main():
