@@ -19,6 +19,8 @@ and the test files import helpers from nowhere else:
     tools       nghttp's and h2load's output read back
     proxy       the reverse-proxy tests' and benchmark's origin process,
                 proxies and expected headers
+    stories     hpack-test-case's response stories through a proxy, one
+                connection each: header lists, block octets, the bound
 """
 
 import os
