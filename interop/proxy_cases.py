@@ -20,6 +20,7 @@ from hpack.struct import NeverIndexedHeaderTuple
 from interop import harness, upstream
 from interop.harness import Failure, check, info, run_tool
 from interop.harness import proxy as pc
+from interop.harness import stories as hs
 from interop.harness.tools import h2load, parse_nghttp
 
 REQUESTS = 3000            # responses per connection
@@ -334,6 +335,26 @@ def connection_specific_lines_as_stock(server, stock):
          % ", ".join(passed))
 
 
+def stories_as_stock(server, stock):
+    """The hpack-test-case response stories (3,035 responses of real
+    sites), each on one connection, one stream at a time: every response
+    whole, every list the same as stock's (make bench-proxy-stories does
+    it at three table sizes and reports the octets per story)."""
+    stories = upstream.response_stories()
+    if not stories:
+        raise harness.Skip("%s not found (hpack-test-case's raw-data, from "
+                           "../shared)" % upstream.STORIES)
+    theirs = hs.replay_all(stock, 4096, stories)
+    ours = hs.replay_all(server, server.table_size, stories)
+    n, _ = hs.same_lists(ours, theirs)
+    octets_stock, octets, bound = hs.totals(ours, theirs)
+    info("the same %d lists as stock (date aside); header blocks %d octets, "
+         "stock %d (module/stock %.3f), the bound of stock's lists %d "
+         "(module/bound %.3f)" % (n, octets, octets_stock,
+                                  octets / octets_stock, bound,
+                                  octets / bound))
+
+
 def register(results, servers):
     """servers: kind -> ProxyServer, the ones that started."""
     order = [servers[k] for k in ("on", "small", "big", "stock")
@@ -353,6 +374,10 @@ def register(results, servers):
                     "reach_clients_as_with_stock",
                     connection_specific_lines_as_stock, servers["on"],
                     servers["stock"])
+    if "on" in servers and "stock" in servers:
+        results.run(servers["on"].label, "response_stories_one_connection_"
+                    "each_decode_to_the_same_lists_as_stock",
+                    stories_as_stock, servers["on"], servers["stock"])
     if "on" in servers:
         results.run(servers["on"].label, "access_log_out_wire_equals_"
                     "each_block_on_the_wire", access_log_matches_wire,

@@ -34,6 +34,10 @@ The cases, each against every proxy where it means something:
   decoded_headers_same_as_   the same 3,000 lists as the stock proxy
   stock_proxy                (nginx's date aside)
   connection_specific_...    upgrade, te, ... from the origin: as stock
+  response_stories_...       the 11 hpack-test-case response stories (3,035
+                             responses of real sites), each on one
+                             connection, one stream at a time: the same
+                             lists as stock (SKIP without ../shared)
   access_log_out_wire_...    $hpack_out_wire = each block on the wire, one
                              $connection for the 3,000
   nghttp_3000_responses_...  libnghttp2's decoder (and its "sensitive"
