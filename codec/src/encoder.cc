@@ -509,17 +509,17 @@ uint8_t* hpack_encoder::encode_literal(const hpack_header_t& h, uint8_t* p, Stat
         prefix = 4;
     } else {
         // A field that would take more than three quarters of the table
-        // would evict nearly everything for one entry.  A volatile field,
-        // by the policy's lists or learned on this connection (NameStats),
-        // goes in when it recurs, or once when no table holds its name, so
-        // that its later values can refer to the name.  One whose static
-        // name the 4-bit prefix of a literal without indexing makes an
-        // octet longer also goes in while the table stays at most half
-        // full, so that it costs what stock nginx's literal with
-        // incremental indexing costs and a long connection's changing
-        // values (date) leave half of the table to the fields that recur,
-        // which then evict nothing.  Any other field goes in on sight
-        // (DESIGN.md, "Indexing policy").
+        // would evict nearly everything for one entry.  A volatile field
+        // (by the policy's lists, or learned on this connection when it
+        // would evict: NameStats) goes in when it recurs, or once when no
+        // table holds its name, so that its later values can refer to the
+        // name.  One whose static name the 4-bit prefix of a literal
+        // without indexing makes an octet longer also goes in while the
+        // table stays at most half full, so that it costs what stock
+        // nginx's literal with incremental indexing costs and a long
+        // connection's changing values (date) leave half of the table to
+        // the fields that recur, which then evict nothing.  Any other field
+        // goes in on sight (DESIGN.md, "Indexing policy").
         if (!(h.flags & HPACK_FIELD_NO_INDEX) &&
             entry_size <= table.max_size() - table.max_size() / 4) {
             const bool half = table.size() + entry_size <= table.max_size() / 2;
@@ -531,7 +531,10 @@ uint8_t* hpack_encoder::encode_literal(const hpack_header_t& h, uint8_t* p, Stat
                 have_nv_hash = true;
                 const bool recurs = history.seen_or_add(nv_hash, alloc);
                 const bool learned = names.note(name_hash, recurs);
-                index = on_sight || recurs || !(learned || (pflags & HPACK_POLICY_VOLATILE));
+                // a learned name holds out only what would evict
+                const bool evicts = table.size() + entry_size > table.max_size();
+                index = on_sight || recurs ||
+                        !((learned && evicts) || (pflags & HPACK_POLICY_VOLATILE));
             } else if (!(pflags & HPACK_POLICY_VOLATILE) || on_sight) {
                 index = true;
             } else {

@@ -106,9 +106,9 @@ private:
 // Per name, how its values came as literals since the table was half
 // full: new to the connection, or recurring.  A name whose values keep
 // coming new (ids, hashes, per-response dates and lengths, whatever the
-// policy's lists say of it) is volatile for the connection: its new
-// values go in only while the table stays half empty, so that they do
-// not evict what recurs (DESIGN.md, "Indexing policy": "Names learned
+// policy's lists say of it) is volatile for the connection: a new value
+// that would evict an entry goes without indexing, so that it does not
+// push out what recurs (DESIGN.md, "Indexing policy": "Names learned
 // volatile").  64 slots of four octets, direct-mapped on the name's hash,
 // allocated when the table first passes half full, so that a connection
 // whose table stays small (a server's usual responses) holds none.  The
