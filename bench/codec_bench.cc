@@ -29,8 +29,9 @@
 //
 // --corpus-out=FILE measures, untimed, the octets on the wire of whole
 // connections (hpack-test-case stories and QIF request lists) for ours,
-// nghttp2 and a bound, and writes them to FILE as JSON
-// (codec_bench_octets.cc; make bench-corpus).
+// nghttp2 and a bound, and the memory our encoder holds at each table size,
+// and writes them to FILE as JSON (codec_bench_octets.cc; make
+// bench-corpus).
 //
 // This file holds the case list, the drivers and main(); the cases are
 // made in codec_bench_blocks.cc and codec_bench_huffman.cc, and the
@@ -386,7 +387,8 @@ void usage()
         "codec_bench --corpus-out=FILE [--corpus=DIR] [--qifs=DIR]"
         " [--corpus-codec=ID]\n"
         "      octets on the wire of whole connections, ours, nghttp2 and"
-        " the bound\n"
+        " the bound,\n"
+        "      and our encoder's memory against its table size\n"
         "      (untimed; --qifs default ../shared/data/qifs)\n"
         "codec_bench --list-cases\n"
         "  --huffman-isa=generic|bmi2  which build of the Huffman code runs\n"

@@ -1,7 +1,8 @@
 // codec_bench's corpus octets (codec_bench --corpus-out=FILE; make
 // bench-corpus, and a section of make bench-codec's report): the octets on
 // the wire of real header lists, for ours, libnghttp2's deflater and a
-// bound, at table sizes 4096, 16384 and 65536.  Nothing is timed, and our
+// bound, at table sizes 4096, 16384 and 65536, and our encoder's octets
+// against its memory at five table sizes.  Nothing is timed, and our
 // encoders sit at fixed addresses (Arena below): the figures are the same
 // on every machine and in every run.
 //
@@ -25,14 +26,22 @@
 // connection (the name as a static index when the static table has it),
 // one octet for every later sighting, and its index for a pair the static
 // table holds.
+//
+// The table-size measurement runs our encoder once over each connection at
+// 4096, 8192, 16384, 32768 and 65536 (cap and SETTINGS both the size, as
+// above) and counts, besides the octets, the memory it holds: the bytes it
+// has allocated through its hpack_allocator_t and not freed, at their peak
+// and at the connection's end.
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iterator>
 #include <memory>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -50,6 +59,8 @@ namespace {
 namespace json = hpack_tools::json;
 
 constexpr size_t kTableSizes[] = {4096, 16384, 65536};
+// The table-size measurement's sizes: octets against memory.
+constexpr size_t kMemorySizes[] = {4096, 8192, 16384, 32768, 65536};
 
 const char kDataDir[] = "../shared/data";
 const char kQifDir[] = "../shared/data/qifs";
@@ -83,6 +94,19 @@ struct AtSize {
     Pass                   ours, ng;
     std::vector<uint64_t>  ours_placements;         // octets, first pass
     std::vector<uint64_t>  ours_replay_placements;
+};
+
+// Our encoder once over a connection at one size: its octets and the
+// memory it held (octets of blocks allocated through its
+// hpack_allocator_t and not yet freed).
+struct Held {
+    size_t    table_size = 0;
+    uint64_t  octets = 0;
+    size_t    peak = 0;           // the most it held at once
+    size_t    at_end = 0;         // what it held after the last list
+    size_t    allocated = 0;      // every allocation's size, summed
+    uint64_t  allocations = 0;
+    uint64_t  frees = 0;          // before its destruction
 };
 
 // ------------------------------------------------------------------ input
@@ -319,6 +343,65 @@ private:
     hpack_allocator_t  allocator_ = {alloc, release, this};
 };
 
+// Counts what an encoder holds: a layer over the arena's allocator (or
+// malloc's, when the arena is not pinned) that passes every block on
+// unchanged, so the encoder gets the addresses, hence the octets, of an
+// uncounted one.  The free callback gets no size: a side map keeps each
+// block's.
+class Counting {
+public:
+    explicit Counting(const hpack_allocator_t *inner) : inner_(inner) {}
+
+    Counting(const Counting &) = delete;
+
+    const hpack_allocator_t *allocator() { return &allocator_; }
+
+    size_t    live = 0;
+    size_t    peak = 0;
+    size_t    allocated = 0;
+    uint64_t  allocations = 0;
+    uint64_t  frees = 0;
+
+private:
+    static void *alloc(void *ctx, size_t size)
+    {
+        Counting *c = static_cast<Counting *>(ctx);
+        void *p = c->inner_ != nullptr ? c->inner_->alloc(c->inner_->ctx, size)
+                                       : std::malloc(size);
+        if (p == nullptr) {
+            return nullptr;
+        }
+        c->sizes_[p] = size;
+        c->live += size;
+        c->peak = std::max(c->peak, c->live);
+        c->allocated += size;
+        c->allocations++;
+        return p;
+    }
+
+    static void release(void *ctx, void *p)
+    {
+        Counting *c = static_cast<Counting *>(ctx);
+        const auto it = c->sizes_.find(p);
+        if (it == c->sizes_.end()) {
+            die("corpus octets: the encoder freed a block it was not given");
+        }
+        c->live -= it->second;
+        c->frees++;
+        c->sizes_.erase(it);
+        if (c->inner_ != nullptr) {
+            c->inner_->free(c->inner_->ctx, p);
+        } else {
+            std::free(p);
+        }
+    }
+
+    const hpack_allocator_t                  *inner_;
+    std::unordered_map<void *, size_t>        sizes_;
+    hpack_allocator_t                         allocator_ = {alloc, release,
+                                                            this};
+};
+
 // One side of a pass: its blocks' octets, and how much its table counters
 // grew.
 Side side(uint64_t octets, const hpack_stats_t &now,
@@ -339,12 +422,11 @@ std::string where(const Connection &c, size_t size, int pass, size_t list)
            + (pass ? ", replay" : "") + ", list " + std::to_string(list);
 }
 
-// Our encoder over the connection, twice, capped at size and told the
-// peer's SETTINGS_HEADER_TABLE_SIZE is size (4096, HTTP/2's initial value,
-// is not sent); every block decoded by nghttp2's inflater, whose setting
-// is size too.
-Pass ours_passes(const Connection &c, size_t size,
-                 const hpack_allocator_t *alloc)
+// Our encoder capped at size and told the peer's SETTINGS_HEADER_TABLE_SIZE
+// is size (4096, HTTP/2's initial value, is not sent), and nghttp2's
+// inflater to check its blocks, whose setting is size too.
+std::pair<OursEncoder, NgInflater> ours_at(size_t size,
+                                           const hpack_allocator_t *alloc)
 {
     OursEncoder e(hpack_encoder_create(alloc, size, nullptr));
     nghttp2_hd_inflater *i = nullptr;
@@ -359,25 +441,65 @@ Pass ours_passes(const Connection &c, size_t size,
         die("corpus octets: setting the table size " + std::to_string(size)
             + " failed");
     }
+    return {std::move(e), std::move(inf)};
+}
+
+// One pass of our encoder over the connection, every block decoded by
+// nghttp2's inflater and compared with its list; the octets.
+uint64_t ours_pass(const Connection &c, size_t size, int pass,
+                   hpack_encoder_t *e, nghttp2_hd_inflater *inf)
+{
+    uint64_t octets = 0;
+    for (size_t k = 0; k < c.lists.size(); k++) {
+        const Block &b = *c.lists[k];
+        const std::string what = where(c, size, pass, k);
+        const Bytes w = ours_encode_bytes(e, b);
+        expect_headers(b.headers, ng_decode_list(inf, w, what + ", ours"),
+                       what + ": our block decoded by nghttp2");
+        octets += w.size();
+    }
+    return octets;
+}
+
+// Our encoder over the connection, twice.
+Pass ours_passes(const Connection &c, size_t size,
+                 const hpack_allocator_t *alloc)
+{
+    auto [e, inf] = ours_at(size, alloc);
     Pass r;
     hpack_stats_t before = {};
     for (int pass = 0; pass < 2; pass++) {
-        uint64_t octets = 0;
-        for (size_t k = 0; k < c.lists.size(); k++) {
-            const Block &b = *c.lists[k];
-            const std::string what = where(c, size, pass, k);
-            const Bytes w = ours_encode_bytes(e.get(), b);
-            expect_headers(b.headers,
-                           ng_decode_list(inf.get(), w, what + ", ours"),
-                           what + ": our block decoded by nghttp2");
-            octets += w.size();
-        }
+        const uint64_t octets = ours_pass(c, size, pass, e.get(), inf.get());
         hpack_stats_t now;
         hpack_encoder_stats(e.get(), &now);
         (pass ? r.replay : r.first) = side(octets, now, before);
         before = now;
     }
     return r;
+}
+
+// Our encoder once over the connection at the reported placement, its
+// allocations counted.
+Held ours_held(const Connection &c, size_t size, Arena *arena)
+{
+    Counting count(arena->allocator(0));
+    Held h;
+    h.table_size = size;
+    {
+        auto [e, inf] = ours_at(size, count.allocator());
+        h.octets = ours_pass(c, size, 0, e.get(), inf.get());
+        h.at_end = count.live;
+        h.frees = count.frees;
+    }
+    h.peak = count.peak;
+    h.allocated = count.allocated;
+    h.allocations = count.allocations;
+    if (count.live != 0) {
+        die("corpus octets: " + c.source + " at " + std::to_string(size)
+            + ": the encoder left " + std::to_string(count.live)
+            + " octets allocated after its destruction");
+    }
+    return h;
 }
 
 // The same for nghttp2's deflater (deflate_hd_table_bufsize_max = size),
@@ -453,24 +575,38 @@ std::string list_json(const std::vector<uint64_t> &v)
     return s + "]";
 }
 
+std::string held_json(const Held &h)
+{
+    return "{\"table_size\": " + std::to_string(h.table_size)
+           + ", \"octets\": " + std::to_string(h.octets)
+           + ", \"peak_bytes\": " + std::to_string(h.peak)
+           + ", \"end_bytes\": " + std::to_string(h.at_end)
+           + ", \"allocated_bytes\": " + std::to_string(h.allocated)
+           + ", \"allocations\": " + std::to_string(h.allocations)
+           + ", \"frees\": " + std::to_string(h.frees) + "}";
+}
+
 void write_json(const std::string &path, const std::string &codec_id,
                 const std::string &skipped,
                 const std::vector<std::string> &notes,
                 const std::vector<Connection> &conns,
                 const std::vector<std::vector<AtSize>> &results,
+                const std::vector<std::vector<Held>> &memory,
                 const std::vector<std::pair<uint64_t, uint64_t>> &bounds)
 {
     FILE *f = std::fopen(path.c_str(), "w");
     if (f == nullptr) {
         die("--corpus-out=" + path + ": cannot write");
     }
-    std::string sizes;
-    for (size_t s : kTableSizes) {
-        sizes += (sizes.empty() ? "" : ", ") + std::to_string(s);
-    }
     std::string out = "{\n  \"codec\": " + json::quote(codec_id)
                       + ",\n  \"nghttp2\": " + json::quote(NGHTTP2_VERSION)
-                      + ",\n  \"table_sizes\": [" + sizes + "],\n";
+                      + ",\n  \"table_sizes\": "
+                      + list_json(std::vector<uint64_t>(
+                            std::begin(kTableSizes), std::end(kTableSizes)))
+                      + ",\n  \"memory_sizes\": "
+                      + list_json(std::vector<uint64_t>(
+                            std::begin(kMemorySizes), std::end(kMemorySizes)))
+                      + ",\n";
     if (!skipped.empty()) {
         out += "  \"skipped\": " + json::quote(skipped) + ",\n";
     }
@@ -510,6 +646,10 @@ void write_json(const std::string &path, const std::string &codec_id,
                    + list_json(a.ours_placements)
                    + ", \"ours_replay_placements\": "
                    + list_json(a.ours_replay_placements) + "}";
+        }
+        out += "],\n     \"memory\": [";
+        for (size_t j = 0; j < memory[k].size(); j++) {
+            out += (j ? ",\n       " : "\n       ") + held_json(memory[k][j]);
         }
         out += "]}";
     }
@@ -571,6 +711,7 @@ int run_corpus_octets(const std::string &story_flag,
                         "encoder and vary from run to run, one placement");
     }
     std::vector<std::vector<AtSize>> results;
+    std::vector<std::vector<Held>> memory;
     std::vector<std::pair<uint64_t, uint64_t>> bounds;
     size_t blocks = 0;
     for (const Connection &c : conns) {
@@ -587,7 +728,23 @@ int run_corpus_octets(const std::string &story_flag,
         for (size_t size : kTableSizes) {
             at.push_back(measure(c, size, &arena));
         }
+        std::vector<Held> held;
+        for (size_t size : kMemorySizes) {
+            held.push_back(ours_held(c, size, &arena));
+            // At a fixed address the counted encoder is the reported one.
+            for (const AtSize &a : at) {
+                if (arena.pinned() && a.table_size == size
+                    && a.ours.first.octets != held.back().octets) {
+                    die("corpus octets: " + c.source + " at "
+                        + std::to_string(size) + ": the counted encoder "
+                        "put " + std::to_string(held.back().octets)
+                        + " octets on the wire, the reported one "
+                        + std::to_string(a.ours.first.octets));
+                }
+            }
+        }
         results.push_back(std::move(at));
+        memory.push_back(std::move(held));
         blocks += c.lists.size();
     }
     for (const std::string &n : notes) {
@@ -596,10 +753,12 @@ int run_corpus_octets(const std::string &story_flag,
     if (!conns.empty()) {
         std::printf("codec_bench: corpus octets: %zu connections, %zu "
                     "lists, each encoded twice by both encoders at %zu "
-                    "table sizes, every block verified\n", conns.size(),
-                    blocks, std::size(kTableSizes));
+                    "table sizes, and once by ours, its memory counted, at "
+                    "%zu; every block verified\n", conns.size(), blocks,
+                    std::size(kTableSizes), std::size(kMemorySizes));
     }
-    write_json(out, codec_id, skipped, notes, conns, results, bounds);
+    write_json(out, codec_id, skipped, notes, conns, results, memory,
+               bounds);
     return 0;
 }
 
