@@ -23,8 +23,9 @@ of the ratio of the two fastest slices is the verdict, with the median of
 the per-pair ratios beside it; Google Benchmark's medians move by up to 20%
 between runs on this machine, those ratios by 1-5%, but for the odd process
 that comes out apart from the others.
-The corpus octets compare ours with nghttp2 and with a bound, and judge the
-octet target on the response stories.
+The corpus octets compare ours with nghttp2 and with a bound, judge the
+octet target on the response stories, and set our octets against the memory
+our encoder holds at each table size.
 Callgrind uses instructions (Ir) per operation, which do not depend on the
 machine's load.  --annotate adds, for every aim the instruction counts miss,
 callgrind_annotate's function list of our case and its hottest source lines
@@ -485,6 +486,63 @@ def octet_ratio(a, b):
     return f"{a / b:.3f}" if b else "-"
 
 
+def memory_table(doc, groups):
+    """Our encoder's octets against the memory it holds, per group and
+    table size (codec_bench's "memory" records); nothing when the JSON has
+    none."""
+    sizes = doc.get("memory_sizes")
+    if not sizes or not groups:
+        return []
+    lines = [
+        "", "### Table size: octets against memory", "",
+        "Our encoder alone, once over each connection at each table size "
+        "(its cap and the peer's SETTINGS_HEADER_TABLE_SIZE both the "
+        "size), at the placement reported above.  The table size bounds "
+        "the entries' contents (name, value and 32 octets each, RFC 7541 "
+        "4.1); the memory is every octet the encoder has allocated through "
+        "its `hpack_allocator_t` and not freed: the encoder with its "
+        "table's first block, the table's larger blocks as it grows (the "
+        "old one is freed after the entries move, so a growth holds both "
+        "for a moment), the history of recurring fields and the per-name "
+        "counts.  Peak is the most held at once during the connection; "
+        "end, what it held after its last list.  Neither counts the "
+        "decoder nor what the host's allocator adds.", "",
+        "- **against the size above**: per connection of the group "
+        "(mean), the octets this size saves and the KiB of peak memory it "
+        "adds, and the octets saved per KiB added (the two summed over the "
+        "connections, divided); `-` where it adds no memory.", "",
+        "| group | table | octets | octets / 4096's | peak KiB, mean "
+        "| peak KiB, max | end KiB, mean | against the size above: octets "
+        "saved | KiB added | octets saved per KiB |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+    for g, text, cs in groups:
+        prev = None
+        base = None
+        for j, size in enumerate(sizes):
+            held = [c["memory"][j] for c in cs]
+            octets = sum(h["octets"] for h in held)
+            peak = sum(h["peak_bytes"] for h in held)
+            if base is None:
+                base = octets
+            cells = "| - | - | -"
+            if prev is not None:
+                saved = prev[0] - octets
+                more = (peak - prev[1]) / 1024
+                # + 0.0: no "-0.0" for a few octets less.
+                cells = (f"| {saved / len(cs) + 0.0:,.0f} "
+                         f"| {round(more / len(cs), 1) + 0.0:,.1f} | "
+                         + (f"{saved / more:,.0f}" if more > 0 else "-"))
+            lines.append(
+                f"| {text} ({len(cs)}) | {size} | {fmt(octets)} "
+                f"| {octet_ratio(octets, base)} "
+                f"| {peak / len(cs) / 1024:,.1f} "
+                f"| {max(h['peak_bytes'] for h in held) / 1024:,.1f} "
+                f"| {sum(h['end_bytes'] for h in held) / len(cs) / 1024:,.1f} "
+                f"{cells} |")
+            prev = (octets, peak)
+    return lines
+
+
 def corpus_report(path):
     """codec_bench --corpus-out's JSON as Markdown: the totals per group
     and table size, the target on the response stories, then every
@@ -575,6 +633,8 @@ def corpus_report(path):
                          + (f"| {min(spread) / limit:.3f}-"
                             f"{max(spread) / limit:.3f} |" if spread
                             else "| - |"))
+
+    lines += memory_table(doc, groups)
 
     for j, size in enumerate(sizes):
         lines += ["", f"### Every connection, table size {size}", "",
