@@ -126,8 +126,9 @@ bench-codec: $(BENCH_BIN)
 	    | tee $(BENCH_DIR)/codec-report.md
 
 # The corpus octets alone, make bench-codec's last section, in seconds:
-# what an indexing-policy change does to the octets on the wire.
-## octets on the wire of the corpus: ours, libnghttp2 and the bound
+# what an indexing-policy change does to the octets on the wire, and what
+# each table size buys for the memory it takes.
+## octets on the wire of the corpus: ours, libnghttp2, the bound; ours against memory
 bench-corpus: $(BENCH_BIN)
 	$(BENCH_BIN) --corpus-out=$(BENCH_CORPUS_JSON) \
 	    --corpus-codec=$(BENCH_CODEC_ID)
