@@ -69,6 +69,9 @@ public:
         size_ -= n;
     }
 
+    // Keeps the first n octets (n <= size()).
+    void truncate(size_t n) { size_ = n; }
+
     void clear() { size_ = 0; }
 
 private:

@@ -59,10 +59,6 @@ inline int read_string(const uint8_t* p, const uint8_t* end, StringRef* s) {
     return r;
 }
 
-// The decoder's table: each descriptor carries the caller's memo, begins
-// with a field's image and lives in a window (see dynamic_table.h).
-using DecoderTable = DynamicTable<hpack_memo_t, true, true>;
-
 }  // namespace
 }  // namespace hpack
 

@@ -416,6 +416,11 @@ bool DynamicTable<Extra, FieldImage, Window>::replace(uint64_t ring_cap, size_t 
     return true;
 }
 
+// A decoder's table, HPACK's and QPACK's: each descriptor carries the
+// caller's memo, begins with a field's image and lives in a window.  QPACK
+// addresses it by absolute index, which is the entry's id.
+using DecoderTable = DynamicTable<hpack_memo_t, true, true>;
+
 }  // namespace hpack
 
 #endif

@@ -73,6 +73,58 @@ inline size_t encode_integer(uint8_t* dst, uint8_t first_byte_bits,
     return n;
 }
 
+// QPACK (RFC 9204 4.1.1) takes the same integers up to 62 bits: a stream
+// id, a Base that a section without dynamic references may set anywhere.
+constexpr uint64_t kInteger62Max = (uint64_t{1} << 62) - 1;
+// 2^62 - 1 with a 1-bit prefix needs 62 bits in groups of 7.
+constexpr int kInteger62MaxContinuation = 9;
+constexpr size_t kInteger62MaxBytes = 1 + kInteger62MaxContinuation;
+
+// decode_integer() for values up to kInteger62Max: the same results, the
+// same refusal of an overlong encoding, HPACK_E_INTEGER above 62 bits.
+inline int decode_integer62(const uint8_t* p, const uint8_t* end,
+                            int prefix_bits, uint64_t* value) {
+    const uint64_t max_prefix = (1u << prefix_bits) - 1;
+    uint64_t v = p[0] & max_prefix;
+    if (HPACK_LIKELY(v < max_prefix)) {
+        *value = v;
+        return 1;
+    }
+    for (int i = 1; i <= kInteger62MaxContinuation; ++i) {
+        if (p + i >= end) return kIntegerIncomplete;
+        const uint8_t b = p[i];
+        // Group i adds at most 7 bits at 7 (i - 1): the sum stays below
+        // 2^63 + 2^8 for i <= 9, so it cannot wrap before the test.
+        v += static_cast<uint64_t>(b & 0x7f) << (7 * (i - 1));
+        if (!(b & 0x80)) {
+            if (v > kInteger62Max || (b == 0 && i > 1)) return HPACK_E_INTEGER;
+            *value = v;
+            return i + 1;
+        }
+    }
+    return HPACK_E_INTEGER;
+}
+
+// encode_integer() for values up to kInteger62Max; dst needs
+// kInteger62MaxBytes.
+inline size_t encode_integer62(uint8_t* dst, uint8_t first_byte_bits,
+                               int prefix_bits, uint64_t v) {
+    const uint64_t max_prefix = (1u << prefix_bits) - 1;
+    if (v < max_prefix) {
+        dst[0] = static_cast<uint8_t>(first_byte_bits | v);
+        return 1;
+    }
+    dst[0] = static_cast<uint8_t>(first_byte_bits | max_prefix);
+    v -= max_prefix;
+    size_t n = 1;
+    while (v >= 0x80) {
+        dst[n++] = static_cast<uint8_t>(0x80 | (v & 0x7f));
+        v >>= 7;
+    }
+    dst[n++] = static_cast<uint8_t>(v);
+    return n;
+}
+
 inline size_t integer_length(int prefix_bits, uint32_t v) {
     const uint32_t max_prefix = (1u << prefix_bits) - 1;
     if (v < max_prefix) return 1;
