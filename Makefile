@@ -26,7 +26,7 @@ FUZZ_CXX   ?= $(CLANG_CXX)
 FUZZ_OPT   ?= -O1
 
 CODEC_SRCS := $(sort $(wildcard codec/src/*.cc))
-CODEC_HDRS := codec/include/hpack.h $(wildcard codec/src/*.h codec/src/*.inc)
+CODEC_HDRS := codec/include/hpack.h codec/include/qpack.h $(wildcard codec/src/*.h codec/src/*.inc)
 
 TOOL_HDRS  := $(wildcard codec/tools/*.h)
 # alloc_test.cc needs jemalloc as the process allocator: its own binary.

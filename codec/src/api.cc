@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "common.h"
+#include "qpack.h"
 
 namespace hpack {
 namespace {
@@ -53,6 +54,57 @@ HPACK_API const char* hpack_strerror(int rc) {
     case HPACK_E_BUFFER: return "output buffer smaller than the encode bound";
     case HPACK_E_ARGUMENT: return "invalid argument";
     case HPACK_E_STATE: return "call out of order or on a failed object";
+    default: return "unknown error";
+    }
+}
+
+// QPACK's errors come in ranges, one per HTTP/3 code, below HPACK's; our
+// side's are HPACK's own (qpack.h).
+HPACK_API unsigned qpack_h3_error(int rc) {
+    if (rc >= 0) return QPACK_H3_NO_ERROR;
+    if (rc <= -101 && rc > -120) return QPACK_H3_DECOMPRESSION_FAILED;
+    if (rc <= -121 && rc > -140) return QPACK_H3_ENCODER_STREAM_ERROR;
+    if (rc <= -141 && rc > -160) return QPACK_H3_DECODER_STREAM_ERROR;
+    if (rc <= -161 && rc > -180) return QPACK_H3_EXCESSIVE_LOAD;
+    return QPACK_H3_INTERNAL_ERROR;
+}
+
+HPACK_API const char* qpack_strerror(int rc) {
+    switch (rc) {
+    case QPACK_OK: return "success";
+    case QPACK_SECTION_END: return "end of field section";
+    case QPACK_BLOCKED: return "field section blocked until its inserts arrive";
+    case QPACK_E_INTEGER: return "field section integer above 62 bits or overlong";
+    case QPACK_E_TRUNCATED: return "field section ends inside a field line";
+    case QPACK_E_STATIC_INDEX: return "field line static index past the table";
+    case QPACK_E_DYNAMIC_INDEX:
+        return "field line references an evicted entry or one at or above "
+               "the Required Insert Count";
+    case QPACK_E_HUFFMAN_EOS: return "EOS symbol inside a field section's Huffman string";
+    case QPACK_E_HUFFMAN_PADDING:
+        return "field section Huffman padding longer than 7 bits or not all ones";
+    case QPACK_E_INSERT_COUNT: return "invalid encoded Required Insert Count";
+    case QPACK_E_BASE: return "field section Base below 0";
+    case QPACK_E_BLOCKED_STREAMS:
+        return "more blocked streams than SETTINGS_QPACK_BLOCKED_STREAMS";
+    case QPACK_E_ENC_INTEGER: return "encoder stream integer above 62 bits or overlong";
+    case QPACK_E_ENC_CAPACITY:
+        return "dynamic table capacity above SETTINGS_QPACK_MAX_TABLE_CAPACITY";
+    case QPACK_E_ENC_STATIC_INDEX: return "encoder stream static index past the table";
+    case QPACK_E_ENC_DYNAMIC_INDEX:
+        return "encoder stream references an evicted or nonexistent entry";
+    case QPACK_E_ENC_ENTRY_SIZE: return "inserted entry larger than the table capacity";
+    case QPACK_E_ENC_HUFFMAN_EOS: return "EOS symbol inside an encoder stream Huffman string";
+    case QPACK_E_ENC_HUFFMAN_PADDING:
+        return "encoder stream Huffman padding longer than 7 bits or not all ones";
+    case QPACK_E_FIELD_TOO_LARGE: return "field exceeds the size limit";
+    case QPACK_E_SECTION_TOO_LARGE: return "field section exceeds the size limit";
+    case QPACK_E_STRING_TOO_LARGE: return "string literal longer than the limit as sent";
+    case HPACK_E_NOMEM:
+    case HPACK_E_BUFFER:
+    case HPACK_E_ARGUMENT:
+    case HPACK_E_STATE:
+        return hpack_strerror(rc);
     default: return "unknown error";
     }
 }
