@@ -108,28 +108,10 @@ TEST(EncoderTable, RoundTripsRandomListsWithTableSizeChanges) {
 // has no room for is sent without indexing), the peer's table stays in
 // step, and nothing leaks.
 TEST(EncoderTable, EveryFailedAllocationLeavesBlocksThatRoundTrip) {
-    struct Budget {
-        int left = -1;   // allocations until the failing one; -1: none fails
-        int made = 0;
-        int live = 0;
-    };
-    Budget b;
-    hpack_allocator_t a{[](void* ctx, size_t n) -> void* {
-                            auto* b = static_cast<Budget*>(ctx);
-                            if (b->left >= 0 && b->left-- == 0) return nullptr;
-                            ++b->made;
-                            ++b->live;
-                            return malloc(n);
-                        },
-                        [](void* ctx, void* p) {
-                            --static_cast<Budget*>(ctx)->live;
-                            free(p);
-                        },
-                        &b};
+    FailingAllocator b;
     auto run = [&](int fail_at) {
-        b = Budget{};
-        b.left = fail_at;
-        hpack_encoder_t* e = hpack_encoder_create(&a, 65536, nullptr);
+        b.reset(fail_at);
+        hpack_encoder_t* e = hpack_encoder_create(&b.allocator, 65536, nullptr);
         if (!e) {
             EXPECT_EQ(fail_at, 0);
             return;

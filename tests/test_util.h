@@ -4,6 +4,7 @@
 #define HPACK_TEST_UTIL_H
 
 #include <stdint.h>
+#include <stdlib.h>
 
 #include <string>
 #include <utility>
@@ -63,6 +64,38 @@ inline int decode(hpack_decoder_t* d, const std::vector<uint8_t>& block,
         d, block.data(), block.size(), [out](const hpack_field_t& f) { out->push_back(decoded(f)); },
         batch);
 }
+
+// An allocator that fails once, at a chosen allocation, and counts what it
+// made and what is still live: every allocation path's failure, and no leak
+// after it.
+struct FailingAllocator {
+    int left = -1;   // allocations until the failing one; -1: none fails
+    int made = 0;
+    int live = 0;
+    hpack_allocator_t allocator{[](void* ctx, size_t n) -> void* {
+                                    auto* b = static_cast<FailingAllocator*>(ctx);
+                                    if (b->left >= 0 && b->left-- == 0) return nullptr;
+                                    ++b->made;
+                                    ++b->live;
+                                    return malloc(n);
+                                },
+                                [](void* ctx, void* p) {
+                                    --static_cast<FailingAllocator*>(ctx)->live;
+                                    free(p);
+                                },
+                                this};
+
+    FailingAllocator() = default;
+    FailingAllocator(const FailingAllocator&) = delete;
+    FailingAllocator& operator=(const FailingAllocator&) = delete;
+
+    // Counts anew; the allocation fail_at (0 the first) fails, none at -1.
+    void reset(int fail_at) {
+        left = fail_at;
+        made = 0;
+        live = 0;
+    }
+};
 
 inline HeaderList names_values(const std::vector<Decoded>& v) {
     HeaderList out;
