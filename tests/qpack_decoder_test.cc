@@ -757,7 +757,7 @@ TEST(QpackSection, RequiredInsertCountWrapsModuloFullRange) {
 }
 
 // A Required Insert Count above the largest reference + 1 is accepted (RFC
-// 9204 2.1.2 permits, not requires, an error: docs/DESIGN.md, "QPACK
+// 9204 2.2.1 permits, not requires, an error: docs/DESIGN.md, "QPACK
 // decoder"), and acknowledged.
 TEST(QpackSection, ARequiredInsertCountLargerThanNeededIsAccepted) {
     Qpack q;
@@ -799,7 +799,7 @@ TEST(QpackDecoderStream, DrainsInPiecesOfAnySize) {
 }
 
 // With a maximum capacity of 0 there is no dynamic state to speak of: no
-// cancellation, no increment (RFC 9204 4.2).
+// cancellation, no increment (RFC 9204 2.2.2.2).
 TEST(QpackDecoderStream, NothingWithoutADynamicTable) {
     Qpack q(0, 0);
     ASSERT_EQ(q.encoder("20"), QPACK_OK);   // capacity 0 is allowed

@@ -134,7 +134,7 @@ typedef hpack_field_t qpack_field_t;
  *   max_table_capacity  our SETTINGS_QPACK_MAX_TABLE_CAPACITY (at most
  *                       HPACK_MAX_TABLE_SIZE): the peer's Set Dynamic Table
  *                       Capacity may not exceed it.  The table's capacity
- *                       starts at 0 (RFC 9204 3.2.3).
+ *                       starts at 0 (RFC 9204 3.2.2).
  *   blocked_streams     our SETTINGS_QPACK_BLOCKED_STREAMS: how many
  *                       streams may wait for inserts at once.
  * Limits start unbounded; set them with qpack_decoder_set_limits().  NULL
@@ -180,7 +180,7 @@ int qpack_decoder_read_encoder(qpack_decoder_t *dec, const uint8_t *data,
  * Returns
  *   QPACK_OK        call qpack_decode_fields() for the fields.
  *   QPACK_BLOCKED   the section's Required Insert Count is above the
- *                   inserts received (RFC 9204 2.1.2): the stream is
+ *                   inserts received (RFC 9204 2.2.1): the stream is
  *                   blocked, and counts against SETTINGS_QPACK_BLOCKED_
  *                   STREAMS until qpack_decoder_unblocked() names it or it
  *                   is cancelled.  The decoder keeps nothing of the

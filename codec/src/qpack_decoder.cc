@@ -634,7 +634,7 @@ HPACK_API int qpack_decoder_cancel_stream(qpack_decoder_t* dec, uint64_t stream_
     if (dec->in_section && dec->stream_id == stream_id) dec->in_section = false;
     const size_t at = dec->find_blocked(stream_id);
     if (at != SIZE_MAX) dec->unblock(at);
-    // RFC 9204 4.2: with no dynamic table there is nothing to cancel.
+    // RFC 9204 2.2.2.2: with no dynamic table there is nothing to cancel.
     if (dec->max_capacity != 0 && !dec->emit(0x40, 6, stream_id))
         return dec->fail(HPACK_E_NOMEM);
     return QPACK_OK;
