@@ -39,9 +39,10 @@ struct QString {
     uint64_t       len;      // coded length
     bool           huffman;
 
-    // The fewest octets it can decode to (the longest code is 30 bits),
+    // The fewest octets it can decode to (the longest code is 30 bits;
+    // len * 8 / 30 without the product, which a 62-bit length overflows),
     // and the room its decoding needs.
-    uint64_t min_decoded() const { return huffman ? len * 8 / 30 : len; }
+    uint64_t min_decoded() const { return huffman ? len / 30 * 8 + len % 30 * 8 / 30 : len; }
     size_t max_decoded() const { return huffman ? huffman_decode_capacity(len) : 0; }
 };
 
