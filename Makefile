@@ -32,7 +32,7 @@ TOOL_HDRS  := $(wildcard codec/tools/*.h)
 # alloc_test.cc needs jemalloc as the process allocator: its own binary.
 TEST_SRCS  := $(filter-out tests/alloc_test.cc,$(sort $(wildcard tests/*_test.cc)))
 TEST_HDRS  := $(wildcard tests/*.h)
-TEST_LIBS  := -lgtest -lgtest_main -lnghttp2 -lpthread
+TEST_LIBS  := -lgtest -lgtest_main -lnghttp2 -lnghttp3 -lpthread
 
 .DEFAULT_GOAL := help
 
