@@ -283,7 +283,8 @@ std::vector<HeaderList> builtin_lists() {
         HeaderList l = {{":method", i % 7 == 3 ? "POST" : "GET"},
                         {":scheme", "https"},
                         {":authority", i % 5 == 4 ? "static.example.com" : "www.example.com"},
-                        {":path", "/assets/" + std::to_string(i) + ".js?v=" + std::to_string(i * 7)},
+                        {":path", "/assets/" + std::to_string(i) + ".js?v=" +
+                                      std::to_string(i * 7)},
                         {"user-agent", ua},
                         {"accept", "*/*"},
                         {"accept-encoding", "gzip, deflate, br"},

@@ -931,8 +931,9 @@ TEST(QpackLimits, AStringOverTheLimitAsSent) {
 // fails cleanly, or the call that needed it returns HPACK_E_NOMEM and every
 // later one HPACK_E_STATE; with no failure every call succeeds; nothing
 // leaks.  The steps grow the table past its first block, the side buffer
-// of a split instruction, the scratch past its first 1 KiB, the list of
-// blocked streams and the decoder stream's queue.
+// of a split instruction, the scratch past its first 1 KiB, and the list of
+// blocked streams and the decoder stream's queue past the room each has in
+// the decoder's own allocation.
 TEST(QpackAllocation, EveryFailedAllocationIsReported) {
     std::string enc = "3fe11f";   // capacity 4096; x-0 .. x-39: value
     for (int i = 0; i < 40; ++i) {
@@ -956,23 +957,34 @@ TEST(QpackAllocation, EveryFailedAllocationIsReported) {
     auto run = [&](int fail_at) {
         a.reset(fail_at);
         {
-            Qpack q(4096, 4, &a.allocator);
+            Qpack q(4096, 8, &a.allocator);
             if (!q.dec) {
                 EXPECT_EQ(fail_at, 0);
                 return;
             }
-            const int expected[] = {QPACK_OK, QPACK_OK, QPACK_BLOCKED, QPACK_OK, QPACK_OK,
-                                    QPACK_OK};
-            int got[6];
-            got[0] = qpack_decoder_read_encoder(q.dec, stream.data(), half);
-            got[1] = q.section_bytes(0, huge);
-            got[2] = q.section(4, "5000" "80");   // Required Insert Count 79
-            got[3] = qpack_decoder_read_encoder(q.dec, stream.data() + half,
-                                                stream.size() - half);
-            got[4] = q.section(8, "2900" "80" "a7");   // 40 inserts: entries 39 and 0
-            got[5] = qpack_decoder_cancel_stream(q.dec, 4);
+            // Each step's result when nothing fails.
+            std::vector<int> expected, got;
+            auto step = [&](int want, int rc) {
+                expected.push_back(want);
+                got.push_back(rc);
+            };
+            step(QPACK_OK, qpack_decoder_read_encoder(q.dec, stream.data(), half));
+            step(QPACK_OK, q.section_bytes(0, huge));
+            // Six streams blocked at Required Insert Count 79: more than the
+            // list's first room.
+            for (uint64_t id = 4; id <= 24; id += 4)
+                step(QPACK_BLOCKED, q.section(id, "5000" "80"));
+            step(QPACK_OK, qpack_decoder_read_encoder(q.dec, stream.data() + half,
+                                                      stream.size() - half));
+            step(QPACK_OK, q.section(100, "2900" "80" "a7"));   // entries 39 and 0
+            // Cancellations of 3-octet stream ids: more than the queue's
+            // first room.
+            for (uint64_t id = 4; id <= 24; id += 4)
+                step(QPACK_OK, qpack_decoder_cancel_stream(q.dec, id));
+            for (uint64_t id = 1000; id < 1040; ++id)
+                step(QPACK_OK, qpack_decoder_cancel_stream(q.dec, id));
             bool failed = false;
-            for (int i = 0; i < 6; ++i) {
+            for (size_t i = 0; i < got.size(); ++i) {
                 if (failed) {
                     EXPECT_EQ(got[i], HPACK_E_STATE) << fail_at << " step " << i;
                 } else if (got[i] == HPACK_E_NOMEM) {
@@ -983,7 +995,7 @@ TEST(QpackAllocation, EveryFailedAllocationIsReported) {
             }
             EXPECT_EQ(failed, fail_at >= 0) << fail_at;
             if (!failed) {
-                EXPECT_EQ(q.drain(), "88" "44");
+                EXPECT_EQ(q.drain().substr(0, 14), "e4" "44" "48" "4c" "50" "54" "58");
             }
         }
         EXPECT_EQ(a.live, 0) << fail_at;
@@ -992,6 +1004,30 @@ TEST(QpackAllocation, EveryFailedAllocationIsReported) {
     const int allocations = a.made;
     EXPECT_GE(allocations, 5);
     for (int n = 0; n < allocations; ++n) run(n);
+}
+
+// A new connection's decoder is one allocation, and Appendix B's traffic
+// (inserts, sections, acknowledgments, a blocked stream, a cancellation)
+// allocates nothing more; destroying it frees that one.
+TEST(QpackAllocation, ANewConnectionIsOneAllocation) {
+    FailingAllocator a;
+    a.reset(-1);
+    {
+        Qpack q(4096, 4, &a.allocator);
+        ASSERT_NE(q.dec, nullptr);
+        EXPECT_EQ(a.made, 1);
+        ASSERT_EQ(q.section(0, "0000510b2f696e6465782e68746d6c"), QPACK_OK);
+        ASSERT_EQ(q.encoder(kB2Encoder), QPACK_OK);
+        ASSERT_EQ(q.section(4, "03811011"), QPACK_OK);
+        ASSERT_EQ(q.encoder(kB3Encoder), QPACK_OK);
+        EXPECT_EQ(q.section(8, "050080c181"), QPACK_BLOCKED);
+        ASSERT_EQ(qpack_decoder_cancel_stream(q.dec, 8), QPACK_OK);
+        ASSERT_EQ(q.encoder(kB4Encoder), QPACK_OK);
+        ASSERT_EQ(q.encoder(kB5Encoder), QPACK_OK);
+        EXPECT_EQ(q.drain(), "84" "48" "03");
+        EXPECT_EQ(a.made, 1);
+    }
+    EXPECT_EQ(a.live, 0);
 }
 
 }  // namespace

@@ -32,6 +32,12 @@ constexpr int kBatchFull = 2;    // the field's Huffman output would move the
 // The scratch a decoder comes with (in its own allocation), and the least
 // it grows to, as the HPACK decoder's.
 constexpr size_t kScratch = 1024;
+// The decoder stream's queue and the blocked streams' list come with it
+// too: a connection's first sections and a few blocked streams allocate
+// nothing (64 octets: seven acknowledgments of 2-octet stream ids between
+// drains, four blocked streams).
+constexpr size_t kOutFirst = 64;
+constexpr size_t kBlockedFirst = 64;
 
 // Where a string literal lies in the input, before decoding.
 struct QString {
@@ -492,13 +498,17 @@ HPACK_API qpack_decoder_t* qpack_decoder_create(const hpack_allocator_t* allocat
                                                 size_t blocked_streams) {
     if (max_table_capacity > HPACK_MAX_TABLE_SIZE) return nullptr;
     Allocator a(allocator);
-    // One allocation: the decoder, its scratch and its table's first block,
-    // as the HPACK decoder's.
+    // One allocation: the decoder, its scratch, queue, blocked list and its
+    // table's first block, as the HPACK decoder's.
     const size_t first = DecoderTable::first_storage_size(max_table_capacity, 0);
-    qpack_decoder_t* d = a.make_with_tail<qpack_decoder>(kScratch + first, a);
+    const size_t lent = kScratch + kOutFirst + kBlockedFirst;
+    qpack_decoder_t* d = a.make_with_tail<qpack_decoder>(lent + first, a);
     if (!d) return nullptr;
-    d->scratch.lend(Allocator::tail_of(d), kScratch);
-    d->table.lend(Allocator::tail_of(d) + kScratch, first, max_table_capacity);
+    uint8_t* tail = Allocator::tail_of(d);
+    d->scratch.lend(tail, kScratch);
+    d->out.lend(tail + kScratch, kOutFirst);
+    d->blocked.lend(tail + kScratch + kOutFirst, kBlockedFirst);
+    d->table.lend(tail + lent, first, max_table_capacity);
     d->max_capacity = max_table_capacity;
     d->max_blocked = blocked_streams;
     return d;
