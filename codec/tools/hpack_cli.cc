@@ -19,6 +19,7 @@
 #include "block.h"
 #include "hex.h"
 #include "json.h"
+#include "qif.h"
 #include "story.h"
 
 namespace {
@@ -36,6 +37,8 @@ const char kUsage[] =
 "       hpack decode-json [-v] [--table-size N] STORY.json\n"
 "       hpack encode-json [-v] [--table-size N] [--max-table-size N] "
 "STORY.json\n"
+"       hpack qpack-decode [--table-capacity N] [--blocked-streams N] "
+"FILE\n"
 "       hpack --help\n";
 
 const char kHelp[] =
@@ -60,10 +63,22 @@ const char kHelp[] =
 "             reported and the exit status is 1.\n"
 "encode-json  Encodes the headers of a story (e.g. raw-data/story_00.json)\n"
 "             with one encoder and prints the story with \"wire\" filled in.\n"
+"qpack-decode Decodes a QPACK (RFC 9204) offline-interop file (qpackers/\n"
+"             qifs: records of an 8-octet big-endian stream id, a 4-octet\n"
+"             big-endian length and the data; stream 0 is the encoder\n"
+"             stream, any other record one field section of its stream)\n"
+"             with one decoder, and prints the sections as QIF (\"name<TAB>\n"
+"             value\" lines, a blank line after each section) in stream-id\n"
+"             order.  A blocked section is decoded when the encoder-stream\n"
+"             record that unblocks it is read.  On a QPACK error, or a\n"
+"             truncated record, or a section still blocked at the end,\n"
+"             prints the sections decoded so far, then the error and the\n"
+"             HTTP/3 error code, and exits with status 1.\n"
 "\n"
 "Values are printed and read with '\\' written \"\\\\\" and octets outside\n"
 "0x20-0x7e written \"\\xNN\", so decode's output (without -v) is\n"
-"encode's input.\n"
+"encode's input.  qpack-decode's QIF is written as the format has it,\n"
+"unescaped.\n"
 "\n"
 "options\n"
 "  -v, --verbose         decode: each field's representation and table\n"
@@ -75,6 +90,10 @@ const char kHelp[] =
 "                        for encode, the peer's\n"
 "  --max-table-size N    encode: our own cap on the table (default: 4096,\n"
 "                        or --table-size when larger)\n"
+"  --table-capacity N    qpack-decode: our SETTINGS_QPACK_MAX_TABLE_CAPACITY\n"
+"                        (default 4096, at most 1048576)\n"
+"  --blocked-streams N   qpack-decode: our SETTINGS_QPACK_BLOCKED_STREAMS\n"
+"                        (default 100)\n"
 "  -h, --help            this text\n"
 "\n"
 "exit status: 0 success, 1 bad input or a decoding error or mismatch,\n"
@@ -83,7 +102,11 @@ const char kHelp[] =
 "example (RFC 7541 C.4.1, Huffman-coded, then C.3.2):\n"
 "  echo 828684418cf1e3c2e5f23a6ba0ab90f4ff >  blocks.txt\n"
 "  echo 828684be58086e6f2d6361636865     >> blocks.txt\n"
-"  hpack decode -v blocks.txt\n";
+"  hpack decode -v blocks.txt\n"
+"\n"
+"example (QPACK, an encoder's output for the qifs request lists):\n"
+"  hpack qpack-decode --table-capacity 4096 --blocked-streams 100 \\\n"
+"      fb-req.out.4096.100.0 > fb-req.decoded.qif\n";
 
 struct Options {
     bool                      verbose = false;
@@ -690,6 +713,76 @@ int cmd_encode_json(const Options &o)
     return status;
 }
 
+
+/* ------------------------------------------------------ QPACK decode */
+
+/* hpack qpack-decode [--table-capacity N] [--blocked-streams N] FILE */
+int cmd_qpack_decode(int argc, char **argv)
+{
+    const std::string cmd = "qpack-decode";
+    size_t capacity = HPACK_DEFAULT_TABLE_SIZE;
+    size_t blocked = 100;
+    std::vector<std::string> files;
+    bool only_files = false;
+    for (int i = 0; i < argc; i++) {
+        std::string a = argv[i];
+        if (only_files || a == "-" || a.empty() || a[0] != '-') {
+            files.push_back(a);
+            continue;
+        }
+        if (a == "--") {
+            only_files = true;
+            continue;
+        }
+        if (a == "-h" || a == "--help") {
+            std::cout << kUsage << kHelp;
+            return -1;
+        }
+        std::string name = a, value;
+        size_t eq = a.find('=');
+        if (a.compare(0, 2, "--") == 0 && eq != std::string::npos) {
+            name = a.substr(0, eq);
+            value = a.substr(eq + 1);
+        } else if (a == "--table-capacity" || a == "--blocked-streams") {
+            if (i + 1 == argc) {
+                return usage_error(cmd + ": " + a + " needs a value");
+            }
+            value = argv[++i];
+        }
+        size_t *target;
+        if (name == "--table-capacity") {
+            target = &capacity;
+        } else if (name == "--blocked-streams") {
+            target = &blocked;
+        } else {
+            return usage_error(cmd + ": unknown option '" + a + "'");
+        }
+        if (!parse_size(value, target)) {
+            return usage_error(cmd + ": " + name + ": '" + value
+                               + "' is not a number from 0 to "
+                               + std::to_string(HPACK_MAX_TABLE_SIZE));
+        }
+    }
+    if (files.size() != 1) {
+        return usage_error(cmd + " takes exactly one FILE");
+    }
+    std::string octets, label = files[0];
+    if (label == "-") {
+        octets.assign(std::istreambuf_iterator<char>(std::cin),
+                      std::istreambuf_iterator<char>());
+        label = "<stdin>";
+    } else {
+        std::string err;
+        if (!story::read_file(label, &octets, &err)) {
+            std::cerr << "hpack: " << err << ": " << std::strerror(errno)
+                      << "\n";
+            return 1;
+        }
+    }
+    return hpack_tools::qif::run_decode(label, octets, capacity, blocked,
+                                        std::cout, std::cerr);
+}
+
 }  // namespace
 
 int main(int argc, char **argv)
@@ -701,6 +794,10 @@ int main(int argc, char **argv)
     if (cmd == "-h" || cmd == "--help" || cmd == "help") {
         std::cout << kUsage << kHelp;
         return 0;
+    }
+    if (cmd == "qpack-decode") {
+        int rc = cmd_qpack_decode(argc - 2, argv + 2);
+        return rc < 0 ? 0 : rc;
     }
     bool encoder = cmd == "encode" || cmd == "encode-json";
     if (!encoder && cmd != "decode" && cmd != "decode-json") {
