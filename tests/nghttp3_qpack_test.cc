@@ -10,22 +10,29 @@
 // The lists: ../shared/data/qifs/*.qif (or $QIFS_DIR) when present, the
 // hpack-test-case raw-data stories when present (each test says so and
 // skips when its lists are absent), and a built-in set that always runs.
+//
+// The same lists, encoded by nghttp3 into QPACK offline-interop files, go
+// through `hpack qpack-decode` (codec/tools/qif.h), whose QIF must be the
+// input's.
 
 #include <gtest/gtest.h>
 
 #include <nghttp3/nghttp3.h>
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "corpus.h"
+#include "qif.h"
 #include "qpack.h"
 #include "story.h"
 #include "test_util.h"
@@ -376,6 +383,223 @@ TEST(Nghttp3Qpack, HpackTestCaseRawDataDecodesAtEveryCapacity) {
         run_all_modes(lists, f, &totals);
     }
     print_totals("raw-data", totals);
+}
+
+// ------------------------------------------- hpack qpack-decode (qif.h)
+
+// The lists encoded by one nghttp3 encoder into an offline-interop file:
+// list i is stream i + 1's section, its encoder-stream octets in a stream
+// 0 record before it, or after it (late: every section that references a
+// new insert blocks until the next record).  No decoder stream reaches the
+// encoder, as offline.  "" or what failed.
+std::string encode_interop(const std::vector<HeaderList>& lists, size_t capacity, size_t blocked,
+                           bool late, std::vector<uint8_t>* out) {
+    namespace qif = hpack_tools::qif;
+    Nghttp3Encoder enc(capacity, blocked);
+    if (!enc.ok()) return "nghttp3_qpack_encoder_new failed";
+    out->clear();
+    for (size_t i = 0; i < lists.size(); ++i) {
+        std::vector<uint8_t> section, encoder_stream;
+        if (!enc.encode(static_cast<int64_t>(i + 1), lists[i], &section, &encoder_stream))
+            return "list " + std::to_string(i) + ": nghttp3_qpack_encoder_encode failed";
+        if (!late && !encoder_stream.empty())
+            qif::append_record(out, 0, encoder_stream.data(), encoder_stream.size());
+        qif::append_record(out, i + 1, section.data(), section.size());
+        if (late && !encoder_stream.empty())
+            qif::append_record(out, 0, encoder_stream.data(), encoder_stream.size());
+    }
+    return "";
+}
+
+std::string qif_text(const std::vector<HeaderList>& lists) {
+    std::string s;
+    for (const HeaderList& l : lists) {
+        hpack_tools::qif::HeaderList h;
+        for (const Header& f : l) h.push_back({f.first, f.second});
+        hpack_tools::qif::append(&s, h);
+    }
+    return s;
+}
+
+// A file in the temporary directory, removed with the object.
+struct TempFile {
+    explicit TempFile(const std::string& tag)
+        : path((std::filesystem::temp_directory_path() /
+                ("hpack-qif-" + std::to_string(getpid()) + "-" + tag))
+                   .string()) {}
+    ~TempFile() {
+        std::error_code ec;
+        std::filesystem::remove(path, ec);
+    }
+    bool write(const std::vector<uint8_t>& b) const {
+        std::ofstream f(path, std::ios::binary | std::ios::trunc);
+        f.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+        return static_cast<bool>(f);
+    }
+    std::string path;
+};
+
+struct CliRun {
+    int status;
+    std::string out, err;
+};
+
+// `hpack qpack-decode --table-capacity capacity --blocked-streams blocked
+// FILE` on the octets, through a temporary file as the tool reads it.
+CliRun qpack_decode_file(const std::vector<uint8_t>& octets, size_t capacity, size_t blocked,
+                         const std::string& tag) {
+    TempFile f(tag);
+    if (!f.write(octets)) return {-1, "", "cannot write " + f.path};
+    std::string text, err;
+    if (!hpack_tools::story::read_file(f.path, &text, &err)) return {-1, "", err};
+    std::ostringstream out, errs;
+    const int status = hpack_tools::qif::run_decode(f.path, text, capacity, blocked, out, errs);
+    return {status, out.str(), errs.str()};
+}
+
+// The first section where two QIF texts differ, for a failure message.
+std::string first_difference(const std::string& want, const std::string& got) {
+    namespace qif = hpack_tools::qif;
+    const std::vector<qif::HeaderList> w = qif::parse(want), g = qif::parse(got);
+    for (size_t i = 0; i < std::min(w.size(), g.size()); ++i) {
+        const std::string d = hpack_tools::story::diff(w[i], g[i]);
+        if (!d.empty()) return "section " + std::to_string(i + 1) + ": " + d;
+    }
+    if (w.size() != g.size())
+        return "expected " + std::to_string(w.size()) + " sections, got " +
+               std::to_string(g.size());
+    return "the texts differ outside the fields";
+}
+
+// Every list through an interop file at capacity 4096 and 100 blocked
+// streams, the encoder stream before and after its sections; the tool's
+// output must be the QIF of the lists (want: the input file's text when
+// there is one).
+void expect_cli_round_trip(const std::vector<HeaderList>& lists, const std::string& want,
+                           const std::string& what) {
+    for (const bool late : {false, true}) {
+        const std::string where = what + (late ? ", encoder stream late" : "");
+        std::vector<uint8_t> file;
+        ASSERT_EQ(encode_interop(lists, 4096, 100, late, &file), "") << where;
+        const CliRun r = qpack_decode_file(file, 4096, 100, late ? "late" : "early");
+        EXPECT_EQ(r.status, 0) << where << ": " << r.err;
+        EXPECT_EQ(r.err, "") << where;
+        EXPECT_TRUE(r.out == want) << where << ": " << first_difference(want, r.out);
+        hpack_tools::qif::DecodeResult d;
+        ASSERT_TRUE(hpack_tools::qif::decode(file.data(), file.size(), 4096, 100, &d))
+            << where << ": " << d.error;
+        EXPECT_GT(d.decoder_stream, 0u) << where << ": no acknowledgment owed";
+        if (late) {
+            EXPECT_GT(d.blocked, 0u) << where << ": no section blocked";
+        }
+        std::cout << "[ qif      ] " << where << ": " << lists.size() << " sections, "
+                  << file.size() << " octets, " << d.blocked << " blocked\n";
+    }
+}
+
+TEST(QpackDecodeCli, BuiltInRequestsFromNghttp3) {
+    const std::vector<HeaderList> lists = builtin_lists();
+    expect_cli_round_trip(lists, qif_text(lists), "built-in requests");
+}
+
+TEST(QpackDecodeCli, QifFilesFromNghttp3) {
+    const char* env = getenv("QIFS_DIR");
+    const std::string dir = env && *env ? env : "../shared/data/qifs";
+    std::error_code ec;
+    std::vector<std::string> files;
+    for (auto it = std::filesystem::directory_iterator(dir, ec);
+         !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+        if (it->path().extension() == ".qif") files.push_back(it->path().string());
+    }
+    if (files.empty()) {
+        GTEST_SKIP() << "no .qif files at " << dir
+                     << " (../shared absent? set QIFS_DIR to a directory of them)";
+    }
+    std::sort(files.begin(), files.end());
+    for (const std::string& f : files) {
+        std::string text, err;
+        ASSERT_TRUE(hpack_tools::story::read_file(f, &text, &err)) << err;
+        const std::vector<HeaderList> lists = read_qif(f);
+        ASSERT_FALSE(lists.empty()) << f;
+        // The qifs files are in the form the tool writes: compare with
+        // the file itself, else with its lists.
+        const std::string want = qif_text(lists) == text ? text : qif_text(lists);
+        expect_cli_round_trip(lists, want, f);
+    }
+}
+
+// Stream 1's section, then stream 2's that needs an insert which never
+// comes: stream 1's fields, then the error.
+TEST(QpackDecodeCli, SectionStillBlockedAtTheEndIsAnError) {
+    std::vector<uint8_t> file;
+    const std::vector<uint8_t> ok = unhex("0000 510b 2f69 6e64 6578 2e68 746d 6c");
+    const std::vector<uint8_t> blocked = unhex("0381 10 11");   // RFC 9204 B.2
+    hpack_tools::qif::append_record(&file, 1, ok.data(), ok.size());
+    hpack_tools::qif::append_record(&file, 2, blocked.data(), blocked.size());
+    const CliRun r = qpack_decode_file(file, 4096, 100, "blocked");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out, ":path\t/index.html\n\n");
+    EXPECT_NE(r.err.find("still blocked, the first on stream 2"), std::string::npos) << r.err;
+}
+
+// The insert arrives after the section it unblocks: decoded, and listed in
+// stream order before the later stream decoded first.
+TEST(QpackDecodeCli, BlockedSectionResumesInStreamOrder) {
+    std::vector<uint8_t> file;
+    const std::vector<uint8_t> enc = unhex(
+        "3fbd01 c00f 7777 772e 6578 616d 706c 652e 636f 6d c1 0c 2f 7361 6d70 6c65 2f70 6174 68");
+    const std::vector<uint8_t> blocked = unhex("0381 10 11");
+    const std::vector<uint8_t> plain = unhex("0000 d1");     // :method GET
+    hpack_tools::qif::append_record(&file, 1, blocked.data(), blocked.size());
+    hpack_tools::qif::append_record(&file, 2, plain.data(), plain.size());
+    hpack_tools::qif::append_record(&file, 0, enc.data(), enc.size());
+    const CliRun r = qpack_decode_file(file, 4096, 100, "resume");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, ":authority\twww.example.com\n:path\t/sample/path\n\n:method\tGET\n\n");
+    // With no stream allowed to block, the same file is an error.
+    const CliRun z = qpack_decode_file(file, 4096, 0, "resume0");
+    EXPECT_EQ(z.status, 1);
+    EXPECT_EQ(z.out, "");
+    EXPECT_NE(z.err.find("QPACK_DECOMPRESSION_FAILED (0x200)"), std::string::npos) << z.err;
+}
+
+TEST(QpackDecodeCli, ErrorsNameTheRecordAndTheHttp3Code) {
+    namespace qif = hpack_tools::qif;
+    std::vector<uint8_t> bad_section, bad_encoder, truncated;
+    const std::vector<uint8_t> past_static = unhex("0000 ff7f");   // static index 190
+    qif::append_record(&bad_section, 1, past_static.data(), past_static.size());
+    const std::vector<uint8_t> too_big = unhex("3fe21f");          // capacity 4096 + 1
+    qif::append_record(&bad_encoder, 0, too_big.data(), too_big.size());
+    const std::vector<uint8_t> get = unhex("0000 d1");
+    qif::append_record(&truncated, 1, get.data(), get.size());
+    truncated.pop_back();
+
+    CliRun r = qpack_decode_file(bad_section, 4096, 100, "bad-section");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("record 1 at offset 0 (stream 1): "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(qpack_strerror(QPACK_E_STATIC_INDEX)), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("QPACK_DECOMPRESSION_FAILED (0x200)"), std::string::npos) << r.err;
+
+    r = qpack_decode_file(bad_encoder, 4096, 100, "bad-encoder");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find(qpack_strerror(QPACK_E_ENC_CAPACITY)), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("QPACK_ENCODER_STREAM_ERROR (0x201)"), std::string::npos) << r.err;
+
+    r = qpack_decode_file(truncated, 4096, 100, "truncated");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("truncated record: 2 of 3 octets"), std::string::npos) << r.err;
+    truncated.resize(5);
+    r = qpack_decode_file(truncated, 4096, 100, "truncated-header");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("truncated record header"), std::string::npos) << r.err;
+
+    std::vector<uint8_t> twice;
+    qif::append_record(&twice, 1, get.data(), get.size());
+    qif::append_record(&twice, 1, get.data(), get.size());
+    r = qpack_decode_file(twice, 4096, 100, "twice");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.out, ":method\tGET\n\n");
+    EXPECT_NE(r.err.find("a second field section"), std::string::npos) << r.err;
 }
 
 }  // namespace
