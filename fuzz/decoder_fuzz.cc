@@ -22,29 +22,6 @@ namespace {
 
 constexpr uint64_t kMemoMagic = 0x6d656d6f6d656d6full;
 
-// Counts live blocks; fails the allocation armed by kOpFailAlloc.
-struct FaultyAllocator {
-    size_t live = 0;
-    long countdown = -1;   // allocations until the one that fails
-    bool failed = false;
-    hpack_allocator_t a{alloc, release, this};
-
-    static void* alloc(void* ctx, size_t n) {
-        auto* self = static_cast<FaultyAllocator*>(ctx);
-        if (self->countdown >= 0 && self->countdown-- == 0) {
-            self->failed = true;
-            return nullptr;
-        }
-        void* p = malloc(n);
-        if (p) ++self->live;
-        return p;
-    }
-    static void release(void* ctx, void* p) {
-        --static_cast<FaultyAllocator*>(ctx)->live;
-        free(p);
-    }
-};
-
 struct Field {
     std::string name, value;
     int rep;

@@ -59,6 +59,31 @@ struct Exact {
     const uint8_t* end() const { return p.get() + n; }
 };
 
+// An allocator that counts live blocks (a leak check for the targets) and
+// fails one allocation when armed: countdown allocations succeed, the next
+// returns NULL (decoder_fuzz's kOpFailAlloc, qpack_decoder_fuzz's).
+struct FaultyAllocator {
+    size_t live = 0;
+    long countdown = -1;   // allocations until the one that fails
+    bool failed = false;
+    hpack_allocator_t a{alloc, release, this};
+
+    static void* alloc(void* ctx, size_t n) {
+        auto* self = static_cast<FaultyAllocator*>(ctx);
+        if (self->countdown >= 0 && self->countdown-- == 0) {
+            self->failed = true;
+            return nullptr;
+        }
+        void* p = malloc(n);
+        if (p) ++self->live;
+        return p;
+    }
+    static void release(void* ctx, void* p) {
+        --static_cast<FaultyAllocator*>(ctx)->live;
+        free(p);
+    }
+};
+
 // Control bytes, read front to back; zeros once exhausted, so a short
 // control stream means "defaults from here on".
 class Control {
