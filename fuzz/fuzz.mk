@@ -9,7 +9,8 @@
 # runs: make -j2 fuzz-smoke.
 
 FUZZ_DIR        := $(BUILD)/fuzz
-FUZZ_TARGETS    := decoder_fuzz roundtrip_fuzz nghttp2_diff_fuzz huffman_fuzz
+FUZZ_TARGETS    := decoder_fuzz roundtrip_fuzz nghttp2_diff_fuzz huffman_fuzz \
+                   qpack_decoder_fuzz
 FUZZ_BINS       := $(addprefix $(FUZZ_DIR)/,$(FUZZ_TARGETS))
 FUZZ_SECONDS    ?= 600
 FUZZ_SMOKE_SECONDS ?= 45
@@ -23,6 +24,7 @@ FUZZ_MAX_LEN_decoder_fuzz      := 8192
 FUZZ_MAX_LEN_nghttp2_diff_fuzz := 8192
 FUZZ_MAX_LEN_roundtrip_fuzz    := 4096
 FUZZ_MAX_LEN_huffman_fuzz      := 4096
+FUZZ_MAX_LEN_qpack_decoder_fuzz := 8192
 
 FUZZ_CXXFLAGS   := -std=c++17 $(FUZZ_OPT) -g $(WARN) -Icodec/include -Icodec/src \
                    -Icodec/tools -Ifuzz
