@@ -36,7 +36,9 @@
 // (RFC 9204 3.2, 4.3: capacity, inserts, duplicates, eviction, entry size
 // name + value + 32) agrees with the decoder's counts after every piece and
 // with every field that references the table (name, value, memo kept per
-// entry); the Required Insert Count and Base computed here (4.5.1) decide
+// entry); every field is the one its line names (read here, 4.5.2-4.5.6:
+// representation, static or absolute index from the Base, literal name and
+// value); the Required Insert Count and Base computed here (4.5.1) decide
 // whether a section must block, decode, or fail; the blocked streams are
 // the ones this target counts, never above the setting, named by
 // qpack_decoder_unblocked() exactly when their inserts arrived, in the
@@ -245,30 +247,91 @@ struct Model {
 struct Prefix {
     int st;
     uint64_t ric, base;
+    size_t len;
 };
 
 Prefix read_prefix(const std::vector<uint8_t>& s, size_t max_capacity, uint64_t inserts) {
     const Int enc = read_int(s.data(), s.size(), 8);
-    if (enc.st <= 0) return {-1, 0, 0};
+    if (enc.st <= 0) return {-1, 0, 0, 0};
     const Int delta = read_int(s.data() + enc.len, s.size() - enc.len, 7);
-    if (delta.st <= 0) return {-1, 0, 0};
+    if (delta.st <= 0) return {-1, 0, 0, 0};
     uint64_t ric = 0;
     if (enc.v != 0) {
         const uint64_t max_entries = max_capacity / 32;
         const uint64_t full_range = 2 * max_entries;
-        if (enc.v > full_range) return {-1, 0, 0};
+        if (enc.v > full_range) return {-1, 0, 0, 0};
         const uint64_t max_value = inserts + max_entries;
         const uint64_t max_wrapped = max_value / full_range * full_range;
         ric = max_wrapped + enc.v - 1;
         if (ric > max_value) {
-            if (ric <= full_range) return {-1, 0, 0};
+            if (ric <= full_range) return {-1, 0, 0, 0};
             ric -= full_range;
         }
-        if (ric == 0) return {-1, 0, 0};
+        if (ric == 0) return {-1, 0, 0, 0};
     }
     const bool sign = s[enc.len] & 0x80;
-    if (sign && ric <= delta.v) return {-1, 0, 0};
-    return {1, ric, sign ? ric - delta.v - 1 : ric + delta.v};
+    if (sign && ric <= delta.v) return {-1, 0, 0, 0};
+    return {1, ric, sign ? ric - delta.v - 1 : ric + delta.v, enc.len + delta.len};
+}
+
+// A field line (4.5.2 to 4.5.6) as the RFC lays it out, read here to know
+// what the decoder must return for it.  st: 1 read, -1 invalid or cut.
+struct Line {
+    int st;
+    size_t len;
+    int rep;             // HPACK_REP_*
+    int kind;            // 0 static, 1 dynamic, 2 literal name
+    uint64_t index;      // the static index, or the absolute index
+    std::string name;    // a literal name
+    std::string value;   // a literal's value
+};
+
+Line read_line(const uint8_t* p, size_t n, uint64_t base) {
+    Line l{-1, 0, HPACK_REP_WITHOUT_INDEXING, 0, 0, {}, {}};
+    if (n == 0) return l;
+    const uint8_t b = p[0];
+    size_t at = 0;
+    auto relative = [&](uint64_t i) -> bool {   // base - 1 - i, if any
+        if (i >= base) return false;
+        l.index = base - 1 - i;
+        return true;
+    };
+    if (b & 0x80 || (b & 0xf0) == 0x10) {       // indexed
+        const bool post = !(b & 0x80);
+        const Int i = read_int(p, n, post ? 4 : 6);
+        if (i.st <= 0) return l;
+        l.rep = HPACK_REP_INDEXED;
+        l.kind = !post && (b & 0x40) ? 0 : 1;
+        if (l.kind == 0) l.index = i.v;
+        else if (post) l.index = base + i.v;
+        else if (!relative(i.v)) return l;
+        l.st = 1;
+        l.len = i.len;
+        return l;
+    }
+    if ((b & 0xe0) == 0x20) {                   // literal name
+        const Str nm = read_str(p, n, 3);
+        if (nm.st <= 0 || !nm.decode(&l.name)) return l;
+        l.rep = b & 0x10 ? HPACK_REP_NEVER_INDEXED : HPACK_REP_WITHOUT_INDEXING;
+        l.kind = 2;
+        at = nm.len;
+    } else {                                    // name reference
+        const bool post = (b & 0xc0) == 0;
+        const Int i = read_int(p, n, post ? 3 : 4);
+        if (i.st <= 0) return l;
+        l.rep = (post ? b & 0x08 : b & 0x20) ? HPACK_REP_NEVER_INDEXED : HPACK_REP_WITHOUT_INDEXING;
+        l.kind = !post && (b & 0x10) ? 0 : 1;
+        if (l.kind == 0) l.index = i.v;
+        else if (post) l.index = base + i.v;
+        else if (!relative(i.v)) return l;
+        at = i.len;
+    }
+    if (at == n) return l;
+    const Str v = read_str(p + at, n - at, 7);
+    if (v.st <= 0 || !v.decode(&l.value)) return l;
+    l.st = 1;
+    l.len = at + v.len;
+    return l;
 }
 
 // -------------------------------------------------------- the errors
@@ -319,6 +382,9 @@ struct Conn {
     bool in_section = false;
     uint64_t stream = 0, ric = 0;
     std::unique_ptr<Exact> section;
+    std::vector<uint8_t> lines;   // the section's bytes, for read_line()
+    size_t line_at = 0;           // where the next field's line starts
+    uint64_t base = 0;
     size_t section_total = 0;
 
     std::vector<Blocked> blocked;                       // in the order they blocked
@@ -407,6 +473,22 @@ struct Conn {
                        f.representation == HPACK_REP_WITHOUT_INDEXING ||
                        f.representation == HPACK_REP_NEVER_INDEXED, what);
         const bool indexed = f.representation == HPACK_REP_INDEXED;
+        // The line this field came from, read here.
+        const Line l = read_line(lines.data() + line_at, lines.size() - line_at, base);
+        FUZZ_CHECK(l.st == 1, "a field from a line the model cannot read: " + what + "; line " +
+                                  hex(lines.data() + line_at, lines.size() - line_at));
+        line_at += l.len;
+        FUZZ_CHECK(f.representation == l.rep, "not the line's representation: " + what);
+        if (l.kind == 0) {
+            FUZZ_CHECK(f.static_index == l.index + 1, "not the line's static entry: " + what);
+        } else if (l.kind == 1) {
+            FUZZ_CHECK(f.name_memo && f.index == l.index,
+                       "not the line's dynamic entry " + std::to_string(l.index) + ": " + what);
+        } else {
+            FUZZ_CHECK(name == l.name && !f.static_index && !f.name_memo,
+                       "not the line's literal name: " + what);
+        }
+        if (!indexed) FUZZ_CHECK(value == l.value, "not the line's value: " + what);
         if (f.static_index) {
             FUZZ_CHECK(f.static_index <= QPACK_STATIC_ENTRIES && f.index == f.static_index - 1, what);
             const auto& s = hpack::kQpackStaticTable[f.index];
@@ -517,6 +599,9 @@ struct Conn {
         stream = id;
         ric = pre.ric;
         section_total = 0;
+        lines = bytes;
+        line_at = pre.len;
+        base = pre.base;
         sec_field = max_field;
         sec_section = max_section;
         if (one_batch) {
