@@ -915,6 +915,36 @@ TEST(QpackLimits, ASectionOfManyReferencesStopsAtTheLimit) {
     EXPECT_EQ(out.size(), 5u);   // 5 x 3033 <= 16384 < 6 x 3033
 }
 
+// qpack_decoder_set_limits() during a section takes effect at the next
+// (qpack.h), the field limit as the section's.  Found while writing
+// qpack_decoder_fuzz (its check, on a hand-built script): a field limit
+// raised after a section's first batch let its next field through above
+// the limit the section began with (and one lowered ended a section the
+// old limit allowed).
+TEST(QpackLimits, LimitsSetDuringASectionApplyFromTheNext) {
+    Qpack q(0, 0);
+    const std::vector<uint8_t> s = unhex("0000" "c2" "c0");   // age: 0 (4), :authority (10)
+    qpack_field_t f;
+    size_t n = 0;
+
+    // Raised during the section: the section keeps 4.
+    qpack_decoder_set_limits(q.dec, 4, 0);
+    ASSERT_EQ(qpack_decode_begin(q.dec, 0, s.data(), s.size()), QPACK_OK);
+    ASSERT_EQ(qpack_decode_fields(q.dec, &f, 1, &n), QPACK_OK);
+    EXPECT_EQ(n, 1u);
+    qpack_decoder_set_limits(q.dec, 0, 0);
+    EXPECT_EQ(qpack_decode_fields(q.dec, &f, 1, &n), QPACK_E_FIELD_TOO_LARGE);
+    EXPECT_EQ(n, 0u);
+
+    // The next section has none; lowered during it, the section keeps none.
+    ASSERT_EQ(qpack_decode_begin(q.dec, 4, s.data(), s.size()), QPACK_OK);
+    ASSERT_EQ(qpack_decode_fields(q.dec, &f, 1, &n), QPACK_OK);
+    qpack_decoder_set_limits(q.dec, 4, 0);
+    ASSERT_EQ(qpack_decode_fields(q.dec, &f, 1, &n), QPACK_OK);
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(f.name), f.name_len), ":authority");
+    EXPECT_EQ(qpack_decode_fields(q.dec, &f, 1, &n), QPACK_SECTION_END);
+}
+
 TEST(QpackLimits, AStringOverTheLimitAsSent) {
     Qpack q;
     qpack_decoder_set_string_limit(q.dec, 4);

@@ -142,6 +142,7 @@ struct qpack_decoder {
     uint64_t       ric = 0;      // its Required Insert Count
     uint64_t       base = 0;
     size_t         section_room = SIZE_MAX;
+    size_t         field_limit = SIZE_MAX;   // max_field as the section began
 
     int fail(int rc) {
         error = rc;
@@ -178,7 +179,7 @@ struct qpack_decoder {
     int dynamic_entry(uint64_t id, DecoderTable::Entry** entry);
     int check_limits(size_t name_len, size_t value_len) const {
         const size_t n = name_len + value_len;
-        if (n > max_field) return QPACK_E_FIELD_TOO_LARGE;
+        if (n > field_limit) return QPACK_E_FIELD_TOO_LARGE;
         if (n + HPACK_ENTRY_OVERHEAD > section_room) return QPACK_E_SECTION_TOO_LARGE;
         return HPACK_OK;
     }
@@ -416,7 +417,7 @@ int qpack_decoder::read_field(const uint8_t* p, const uint8_t* e, hpack_field_t*
         if (r <= 0) return r == 0 ? QPACK_E_TRUNCATED : QPACK_E_INTEGER;
         q = p + r;
         if (name.len > max_string) return QPACK_E_STRING_TOO_LARGE;
-        if (name.min_decoded() > max_field) return QPACK_E_FIELD_TOO_LARGE;
+        if (name.min_decoded() > field_limit) return QPACK_E_FIELD_TOO_LARGE;
         if (name.len > static_cast<uint64_t>(e - q)) return QPACK_E_TRUNCATED;
         q += name.len;
         name_min = static_cast<size_t>(name.min_decoded());
@@ -458,7 +459,7 @@ int qpack_decoder::read_field(const uint8_t* p, const uint8_t* e, hpack_field_t*
     q += r;
     // Limits before any octet is decoded.
     if (value.len > max_string) return QPACK_E_STRING_TOO_LARGE;
-    if (value.min_decoded() > max_field) return QPACK_E_FIELD_TOO_LARGE;
+    if (value.min_decoded() > field_limit) return QPACK_E_FIELD_TOO_LARGE;
     int rc = check_limits(name_min, static_cast<size_t>(value.min_decoded()));
     if (rc != HPACK_OK) return rc;
     if (value.len > static_cast<uint64_t>(e - q)) return QPACK_E_TRUNCATED;
@@ -585,7 +586,9 @@ HPACK_API int qpack_decode_begin(qpack_decoder_t* dec, uint64_t stream_id,
     dec->stream_id = stream_id;
     dec->pos = section + used;
     dec->end = section + len;
+    // Limits set during a section apply from the next (qpack.h).
     dec->section_room = dec->max_section;
+    dec->field_limit = dec->max_field;
     return QPACK_OK;
 }
 
