@@ -765,6 +765,14 @@ size_t write_seeds(const std::string& dir) {
         s.section(5, "03811011");
         seeds.push_back(s.w.bytes());
     }
+    {   // Limits changed inside a section (they apply from the next one).
+        Seed s(0, 0);
+        s.op({0x10 | kQPieces, 0, 1, kQLimits, 4, 0, 0, kQSection | 0x80, 0, 0, 4});
+        const std::vector<uint8_t> sec = unhex("0000c2c0");
+        s.w.wire.insert(s.w.wire.end(), sec.begin(), sec.end());
+        s.op({kQLimits, 0, 0, 0, kQFields | 0x80});
+        seeds.push_back(s.w.bytes());
+    }
     {   // An allocation failure in the middle of B.2.
         Seed s(4096, 2);
         s.op({kQFail, 1});
