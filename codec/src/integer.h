@@ -24,55 +24,6 @@ enum IntegerResult : int {
     // HPACK_E_INTEGER: overflow or overlong
 };
 
-// Decodes an integer with a prefix_bits prefix starting at *p (the
-// representation bits above the prefix are ignored).  Returns the number of
-// octets consumed, kIntegerIncomplete when the input ends first, or
-// HPACK_E_INTEGER when the value exceeds kIntegerMax or the encoding is
-// overlong (a final continuation octet of zero adds nothing: such padding
-// is a way to make a field arbitrarily long without decoding cost).
-inline int decode_integer(const uint8_t* p, const uint8_t* end,
-                          int prefix_bits, uint32_t* value) {
-    const uint32_t max_prefix = (1u << prefix_bits) - 1;
-    uint32_t v = p[0] & max_prefix;
-    if (HPACK_LIKELY(v < max_prefix)) {
-        *value = v;
-        return 1;
-    }
-    uint64_t acc = v;
-    for (int i = 1; i <= kIntegerMaxContinuation; ++i) {
-        if (p + i >= end) return kIntegerIncomplete;
-        const uint8_t b = p[i];
-        acc += static_cast<uint64_t>(b & 0x7f) << (7 * (i - 1));
-        if (!(b & 0x80)) {
-            if (acc > kIntegerMax || (b == 0 && i > 1)) return HPACK_E_INTEGER;
-            *value = static_cast<uint32_t>(acc);
-            return i + 1;
-        }
-    }
-    return HPACK_E_INTEGER;
-}
-
-// Writes v with a prefix_bits prefix; first_byte_bits are the
-// representation bits above the prefix.  dst needs kIntegerMaxBytes.
-// Returns the octets written.
-inline size_t encode_integer(uint8_t* dst, uint8_t first_byte_bits,
-                             int prefix_bits, uint32_t v) {
-    const uint32_t max_prefix = (1u << prefix_bits) - 1;
-    if (v < max_prefix) {
-        dst[0] = static_cast<uint8_t>(first_byte_bits | v);
-        return 1;
-    }
-    dst[0] = static_cast<uint8_t>(first_byte_bits | max_prefix);
-    v -= max_prefix;
-    size_t n = 1;
-    while (v >= 0x80) {
-        dst[n++] = static_cast<uint8_t>(0x80 | (v & 0x7f));
-        v >>= 7;
-    }
-    dst[n++] = static_cast<uint8_t>(v);
-    return n;
-}
-
 // QPACK (RFC 9204 4.1.1) takes the same integers up to 62 bits: a stream
 // id, a Base that a section without dynamic references may set anywhere.
 constexpr uint64_t kInteger62Max = (uint64_t{1} << 62) - 1;
@@ -80,36 +31,58 @@ constexpr uint64_t kInteger62Max = (uint64_t{1} << 62) - 1;
 constexpr int kInteger62MaxContinuation = 9;
 constexpr size_t kInteger62MaxBytes = 1 + kInteger62MaxContinuation;
 
-// decode_integer() for values up to kInteger62Max: the same results, the
-// same refusal of an overlong encoding, HPACK_E_INTEGER above 62 bits.
-inline int decode_integer62(const uint8_t* p, const uint8_t* end,
-                            int prefix_bits, uint64_t* value) {
-    const uint64_t max_prefix = (1u << prefix_bits) - 1;
-    uint64_t v = p[0] & max_prefix;
+// Decodes an integer with a prefix_bits prefix starting at *p (the
+// representation bits above the prefix are ignored), up to Max in at most
+// MaxContinuation continuation octets.  Returns the number of octets
+// consumed, kIntegerIncomplete when the input ends first, or
+// HPACK_E_INTEGER when the value exceeds Max or the encoding is overlong (a
+// final continuation octet of zero adds nothing: such padding is a way to
+// make a field arbitrarily long without decoding cost).  Group i adds at
+// most 7 bits at 7 (i - 1): for 9 groups the sum stays below 2^63 + 2^8,
+// so it cannot wrap before the test.
+template <class T, uint64_t Max, int MaxContinuation>
+inline int decode_prefixed(const uint8_t* p, const uint8_t* end, int prefix_bits, T* value) {
+    const uint32_t max_prefix = (1u << prefix_bits) - 1;
+    const uint32_t v = p[0] & max_prefix;
     if (HPACK_LIKELY(v < max_prefix)) {
         *value = v;
         return 1;
     }
-    for (int i = 1; i <= kInteger62MaxContinuation; ++i) {
+    uint64_t acc = v;
+    for (int i = 1; i <= MaxContinuation; ++i) {
         if (p + i >= end) return kIntegerIncomplete;
         const uint8_t b = p[i];
-        // Group i adds at most 7 bits at 7 (i - 1): the sum stays below
-        // 2^63 + 2^8 for i <= 9, so it cannot wrap before the test.
-        v += static_cast<uint64_t>(b & 0x7f) << (7 * (i - 1));
+        acc += static_cast<uint64_t>(b & 0x7f) << (7 * (i - 1));
         if (!(b & 0x80)) {
-            if (v > kInteger62Max || (b == 0 && i > 1)) return HPACK_E_INTEGER;
-            *value = v;
+            if (acc > Max || (b == 0 && i > 1)) return HPACK_E_INTEGER;
+            *value = static_cast<T>(acc);
             return i + 1;
         }
     }
     return HPACK_E_INTEGER;
 }
 
-// encode_integer() for values up to kInteger62Max; dst needs
-// kInteger62MaxBytes.
-inline size_t encode_integer62(uint8_t* dst, uint8_t first_byte_bits,
-                               int prefix_bits, uint64_t v) {
-    const uint64_t max_prefix = (1u << prefix_bits) - 1;
+// HPACK's integers: up to kIntegerMax.
+inline int decode_integer(const uint8_t* p, const uint8_t* end,
+                          int prefix_bits, uint32_t* value) {
+    return decode_prefixed<uint32_t, kIntegerMax, kIntegerMaxContinuation>(p, end, prefix_bits,
+                                                                           value);
+}
+
+// QPACK's: up to kInteger62Max.
+inline int decode_integer62(const uint8_t* p, const uint8_t* end,
+                            int prefix_bits, uint64_t* value) {
+    return decode_prefixed<uint64_t, kInteger62Max, kInteger62MaxContinuation>(p, end, prefix_bits,
+                                                                               value);
+}
+
+// Writes v with a prefix_bits prefix; first_byte_bits are the
+// representation bits above the prefix.  dst needs kIntegerMaxBytes for a
+// 32-bit v, kInteger62MaxBytes for a 62-bit one.  Returns the octets
+// written.
+template <class T>
+inline size_t encode_prefixed(uint8_t* dst, uint8_t first_byte_bits, int prefix_bits, T v) {
+    const uint32_t max_prefix = (1u << prefix_bits) - 1;
     if (v < max_prefix) {
         dst[0] = static_cast<uint8_t>(first_byte_bits | v);
         return 1;
@@ -123,6 +96,16 @@ inline size_t encode_integer62(uint8_t* dst, uint8_t first_byte_bits,
     }
     dst[n++] = static_cast<uint8_t>(v);
     return n;
+}
+
+inline size_t encode_integer(uint8_t* dst, uint8_t first_byte_bits, int prefix_bits,
+                             uint32_t v) {
+    return encode_prefixed(dst, first_byte_bits, prefix_bits, v);
+}
+
+inline size_t encode_integer62(uint8_t* dst, uint8_t first_byte_bits, int prefix_bits,
+                               uint64_t v) {
+    return encode_prefixed(dst, first_byte_bits, prefix_bits, v);
 }
 
 inline size_t integer_length(int prefix_bits, uint32_t v) {
