@@ -177,6 +177,8 @@ struct qpack_decoder {
     int read_field(const uint8_t* p, const uint8_t* e, hpack_field_t* f, bool first,
                    size_t* used);
     int dynamic_entry(uint64_t id, DecoderTable::Entry** entry);
+    int reference(bool is_static, bool post_base, uint64_t index, hpack_field_t* f,
+                  DecoderTable::Entry** entry);
     int check_limits(size_t name_len, size_t value_len) const {
         const size_t n = name_len + value_len;
         if (n > field_limit) return QPACK_E_FIELD_TOO_LARGE;
@@ -360,6 +362,34 @@ int qpack_decoder::decode_prefix(const uint8_t* p, const uint8_t* e, size_t* use
     return HPACK_OK;
 }
 
+// The entry a field line's index names, static (index from 0), relative
+// to the section's Base (base - 1 - index) or post-base (base + index):
+// its name, index, static index and name memo into f, and *entry, the
+// dynamic one (its value and memo are the indexed line's to take).
+int qpack_decoder::reference(bool is_static, bool post_base, uint64_t index, hpack_field_t* f,
+                             DecoderTable::Entry** entry) {
+    if (is_static) {
+        if (index >= kQpackStaticEntries) return QPACK_E_STATIC_INDEX;
+        const StaticEntry& s = kQpackStaticTable[index];
+        f->name = reinterpret_cast<const uint8_t*>(s.name);
+        f->name_len = s.name_len;
+        f->index = static_cast<uint32_t>(index);
+        f->static_index = static_cast<uint32_t>(index) + 1;
+        f->name_memo = nullptr;
+        return HPACK_OK;
+    }
+    if (!post_base && index >= base) return QPACK_E_DYNAMIC_INDEX;
+    const uint64_t id = post_base ? base + index : base - 1 - index;
+    const int rc = dynamic_entry(id, entry);
+    if (rc != HPACK_OK) return rc;
+    f->name = (*entry)->name;
+    f->name_len = (*entry)->name_len;
+    f->index = static_cast<uint32_t>(id);
+    f->static_index = 0;
+    f->name_memo = &(*entry)->extra;
+    return HPACK_OK;
+}
+
 // Reads one field line at p (RFC 9204 4.5.2-4.5.6) into f.  first: the
 // batch's first field, which may grow the scratch.
 int qpack_decoder::read_field(const uint8_t* p, const uint8_t* e, hpack_field_t* f,
@@ -373,32 +403,20 @@ int qpack_decoder::read_field(const uint8_t* p, const uint8_t* e, hpack_field_t*
         const bool post_base = !(b & 0x80);
         r = decode_integer62(p, e, post_base ? 4 : 6, &index);
         if (r <= 0) return r == 0 ? QPACK_E_TRUNCATED : QPACK_E_INTEGER;
-        if (!post_base && (b & 0x40)) {
-            if (index >= kQpackStaticEntries) return QPACK_E_STATIC_INDEX;
+        const bool is_static = !post_base && (b & 0x40);
+        int rc = reference(is_static, post_base, index, f, &entry);
+        if (rc != HPACK_OK) return rc;
+        if (is_static) {
             const StaticEntry& s = kQpackStaticTable[index];
-            f->name = reinterpret_cast<const uint8_t*>(s.name);
-            f->name_len = s.name_len;
             f->value = reinterpret_cast<const uint8_t*>(s.value);
             f->value_len = s.value_len;
-            f->index = static_cast<uint32_t>(index);
-            f->static_index = static_cast<uint32_t>(index) + 1;
             f->memo = nullptr;
-            f->name_memo = nullptr;
         } else {
-            if (!post_base && index >= base) return QPACK_E_DYNAMIC_INDEX;
-            const uint64_t id = post_base ? base + index : base - 1 - index;
-            int rc = dynamic_entry(id, &entry);
-            if (rc != HPACK_OK) return rc;
-            f->name = entry->name;
-            f->name_len = entry->name_len;
             f->value = entry->value();
             f->value_len = entry->value_len;
-            f->index = static_cast<uint32_t>(id);
-            f->static_index = 0;
             f->memo = &entry->extra;
-            f->name_memo = &entry->extra;
         }
-        int rc = check_limits(f->name_len, f->value_len);
+        rc = check_limits(f->name_len, f->value_len);
         if (rc != HPACK_OK) return rc;
         f->representation = HPACK_REP_INDEXED;
         *used = static_cast<size_t>(r);
@@ -429,25 +447,8 @@ int qpack_decoder::read_field(const uint8_t* p, const uint8_t* e, hpack_field_t*
         never = post_base ? (b & 0x08) != 0 : (b & 0x20) != 0;
         r = decode_integer62(p, e, post_base ? 3 : 4, &index);
         if (r <= 0) return r == 0 ? QPACK_E_TRUNCATED : QPACK_E_INTEGER;
-        if (!post_base && (b & 0x10)) {
-            if (index >= kQpackStaticEntries) return QPACK_E_STATIC_INDEX;
-            const StaticEntry& s = kQpackStaticTable[index];
-            f->name = reinterpret_cast<const uint8_t*>(s.name);
-            f->name_len = s.name_len;
-            f->index = static_cast<uint32_t>(index);
-            f->static_index = static_cast<uint32_t>(index) + 1;
-            f->name_memo = nullptr;
-        } else {
-            if (!post_base && index >= base) return QPACK_E_DYNAMIC_INDEX;
-            const uint64_t id = post_base ? base + index : base - 1 - index;
-            int rc = dynamic_entry(id, &entry);
-            if (rc != HPACK_OK) return rc;
-            f->name = entry->name;
-            f->name_len = entry->name_len;
-            f->index = static_cast<uint32_t>(id);
-            f->static_index = 0;
-            f->name_memo = &entry->extra;
-        }
+        const int rc = reference(!post_base && (b & 0x10), post_base, index, f, &entry);
+        if (rc != HPACK_OK) return rc;
         q = p + r;
         name_min = f->name_len;
     }
