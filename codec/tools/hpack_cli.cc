@@ -142,15 +142,27 @@ bool parse_size(const std::string &s, size_t *out)
     return true;
 }
 
-/* Parses the options after the subcommand.  0, or an exit status. */
-int parse_options(const std::string &cmd, int argc, char **argv,
-                  bool encoder, Options *o)
+/* A size option of a subcommand: --NAME N or --NAME=N into *target, and
+ * *set (when not NULL) says it was given. */
+struct SizeOption {
+    const char *name;
+    size_t     *target;
+    bool       *set;
+};
+
+/* Parses the arguments after the subcommand: FILEs ("-" and everything
+ * after "--" included), -h, -v when verbose is not NULL, and the size
+ * options, each a `what` from 0 to HPACK_MAX_TABLE_SIZE.  0, or an exit
+ * status. */
+int parse_args(const std::string &cmd, int argc, char **argv,
+               const std::vector<SizeOption> &sizes, const char *what,
+               bool *verbose, std::vector<std::string> *files)
 {
     bool only_files = false;
     for (int i = 0; i < argc; i++) {
         std::string a = argv[i];
         if (only_files || a == "-" || a.empty() || a[0] != '-') {
-            o->files.push_back(a);
+            files->push_back(a);
             continue;
         }
         if (a == "--") {
@@ -161,37 +173,56 @@ int parse_options(const std::string &cmd, int argc, char **argv,
             std::cout << kUsage << kHelp;
             return -1;
         }
-        if (a == "-v" || a == "--verbose") {
-            o->verbose = true;
+        if (verbose && (a == "-v" || a == "--verbose")) {
+            *verbose = true;
             continue;
         }
         std::string name = a, value;
         size_t eq = a.find('=');
-        if (a.compare(0, 2, "--") == 0 && eq != std::string::npos) {
+        bool inline_value = a.compare(0, 2, "--") == 0 && eq != std::string::npos;
+        if (inline_value) {
             name = a.substr(0, eq);
             value = a.substr(eq + 1);
-        } else if (a == "--table-size" || a == "--max-table-size") {
+        }
+        const SizeOption *opt = nullptr;
+        for (const SizeOption &s : sizes) {
+            if (name == s.name) {
+                opt = &s;
+            }
+        }
+        if (!opt) {
+            return usage_error(cmd + ": unknown option '" + a + "'");
+        }
+        if (!inline_value) {
             if (i + 1 == argc) {
                 return usage_error(cmd + ": " + a + " needs a value");
             }
             value = argv[++i];
         }
-        size_t *target;
-        if (name == "--table-size") {
-            target = &o->table_size;
-        } else if (name == "--max-table-size" && encoder) {
-            target = &o->max_table_size;
-            o->max_table_size_set = true;
-        } else {
-            return usage_error(cmd + ": unknown option '" + a + "'");
+        if (opt->set) {
+            *opt->set = true;
         }
-        if (!parse_size(value, target)) {
+        if (!parse_size(value, opt->target)) {
             return usage_error(cmd + ": " + name + ": '" + value
-                               + "' is not a size from 0 to "
+                               + "' is not a " + what + " from 0 to "
                                + std::to_string(HPACK_MAX_TABLE_SIZE));
         }
     }
     return 0;
+}
+
+/* Parses the options of decode, encode and the -json subcommands.  0, or
+ * an exit status. */
+int parse_options(const std::string &cmd, int argc, char **argv,
+                  bool encoder, Options *o)
+{
+    std::vector<SizeOption> sizes = {{"--table-size", &o->table_size, nullptr}};
+    if (encoder) {
+        sizes.push_back({"--max-table-size", &o->max_table_size,
+                         &o->max_table_size_set});
+    }
+    return parse_args(cmd, argc, argv, sizes, "size", &o->verbose,
+                      &o->files);
 }
 
 /* The encoder's own cap: --max-table-size, else the larger of 4096 and
@@ -723,45 +754,12 @@ int cmd_qpack_decode(int argc, char **argv)
     size_t capacity = HPACK_DEFAULT_TABLE_SIZE;
     size_t blocked = 100;
     std::vector<std::string> files;
-    bool only_files = false;
-    for (int i = 0; i < argc; i++) {
-        std::string a = argv[i];
-        if (only_files || a == "-" || a.empty() || a[0] != '-') {
-            files.push_back(a);
-            continue;
-        }
-        if (a == "--") {
-            only_files = true;
-            continue;
-        }
-        if (a == "-h" || a == "--help") {
-            std::cout << kUsage << kHelp;
-            return -1;
-        }
-        std::string name = a, value;
-        size_t eq = a.find('=');
-        if (a.compare(0, 2, "--") == 0 && eq != std::string::npos) {
-            name = a.substr(0, eq);
-            value = a.substr(eq + 1);
-        } else if (a == "--table-capacity" || a == "--blocked-streams") {
-            if (i + 1 == argc) {
-                return usage_error(cmd + ": " + a + " needs a value");
-            }
-            value = argv[++i];
-        }
-        size_t *target;
-        if (name == "--table-capacity") {
-            target = &capacity;
-        } else if (name == "--blocked-streams") {
-            target = &blocked;
-        } else {
-            return usage_error(cmd + ": unknown option '" + a + "'");
-        }
-        if (!parse_size(value, target)) {
-            return usage_error(cmd + ": " + name + ": '" + value
-                               + "' is not a number from 0 to "
-                               + std::to_string(HPACK_MAX_TABLE_SIZE));
-        }
+    int rc = parse_args(cmd, argc, argv,
+                        {{"--table-capacity", &capacity, nullptr},
+                         {"--blocked-streams", &blocked, nullptr}},
+                        "number", nullptr, &files);
+    if (rc != 0) {
+        return rc;
     }
     if (files.size() != 1) {
         return usage_error(cmd + " takes exactly one FILE");
