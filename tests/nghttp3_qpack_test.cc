@@ -317,44 +317,43 @@ TEST(Nghttp3Qpack, BuiltInRequestsDecodeAtEveryCapacity) {
     print_totals("built-in requests", totals);
 }
 
-// The request lists of a .qif file: name TAB value per line, a blank line
-// between lists, '#' lines are comments.
+// The request lists of a .qif file (qif::parse(): name TAB value per line,
+// a blank line between lists, '#' lines are comments).
 std::vector<HeaderList> read_qif(const std::string& path) {
-    std::ifstream in(path);
+    std::string text, err;
     std::vector<HeaderList> lists;
-    HeaderList cur;
-    std::string line;
-    while (std::getline(in, line)) {
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (!line.empty() && line[0] == '#') continue;
-        if (line.empty()) {
-            if (!cur.empty()) lists.push_back(std::move(cur));
-            cur.clear();
-            continue;
-        }
-        const size_t tab = line.find('\t');
-        if (tab == std::string::npos)
-            cur.emplace_back(line, "");
-        else
-            cur.emplace_back(line.substr(0, tab), line.substr(tab + 1));
+    if (!hpack_tools::story::read_file(path, &text, &err)) {
+        ADD_FAILURE() << err;
+        return lists;
     }
-    if (!cur.empty()) lists.push_back(std::move(cur));
+    for (const hpack_tools::qif::HeaderList& section : hpack_tools::qif::parse(text)) {
+        HeaderList l;
+        for (const auto& f : section) l.emplace_back(f.name, f.value);
+        lists.push_back(std::move(l));
+    }
     return lists;
 }
 
-TEST(Nghttp3Qpack, QifRequestListsDecodeAtEveryCapacity) {
+// The .qif files of $QIFS_DIR, else of ../shared/data/qifs (*dir), sorted.
+std::vector<std::string> qif_files(std::string* dir) {
     const char* env = getenv("QIFS_DIR");
-    const std::string dir = env && *env ? env : "../shared/data/qifs";
+    *dir = env && *env ? env : "../shared/data/qifs";
     std::error_code ec;
     std::vector<std::string> files;
-    for (auto it = std::filesystem::directory_iterator(dir, ec);
+    for (auto it = std::filesystem::directory_iterator(*dir, ec);
          !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
         if (it->path().extension() == ".qif") files.push_back(it->path().string());
     }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+TEST(Nghttp3Qpack, QifRequestListsDecodeAtEveryCapacity) {
+    std::string dir;
+    const std::vector<std::string> files = qif_files(&dir);
     if (files.empty()) {
         GTEST_SKIP() << "no .qif files at " << dir << " (set QIFS_DIR to a directory of them)";
     }
-    std::sort(files.begin(), files.end());
     std::vector<Counts> totals;
     for (const std::string& f : files) {
         const std::vector<HeaderList> lists = read_qif(f);
@@ -503,19 +502,12 @@ TEST(QpackDecodeCli, BuiltInRequestsFromNghttp3) {
 }
 
 TEST(QpackDecodeCli, QifFilesFromNghttp3) {
-    const char* env = getenv("QIFS_DIR");
-    const std::string dir = env && *env ? env : "../shared/data/qifs";
-    std::error_code ec;
-    std::vector<std::string> files;
-    for (auto it = std::filesystem::directory_iterator(dir, ec);
-         !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-        if (it->path().extension() == ".qif") files.push_back(it->path().string());
-    }
+    std::string dir;
+    const std::vector<std::string> files = qif_files(&dir);
     if (files.empty()) {
         GTEST_SKIP() << "no .qif files at " << dir
                      << " (../shared absent? set QIFS_DIR to a directory of them)";
     }
-    std::sort(files.begin(), files.end());
     for (const std::string& f : files) {
         std::string text, err;
         ASSERT_TRUE(hpack_tools::story::read_file(f, &text, &err)) << err;
