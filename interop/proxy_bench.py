@@ -34,7 +34,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -43,7 +42,8 @@ from pathlib import Path
 
 from bench import nginx_callgrind
 from interop import nginx_runner, upstream
-from interop.harness import PORT_SHIFT, Failure, Results, check, info
+from interop.harness import (PORT_SHIFT, Failure, Results, check, info,
+                             stop_on_sigterm)
 from interop.harness import proxy as pc
 
 ORIGIN_PORT = 19602 + PORT_SHIFT
@@ -352,10 +352,7 @@ def markdown(report):
 def main():
     args = parse_args()
 
-    def terminate(signum, frame):
-        raise SystemExit("bench-proxy: signal %d, stopping the servers"
-                         % signum)
-    signal.signal(signal.SIGTERM, terminate)
+    stop_on_sigterm("bench-proxy")
     start = time.monotonic()
     results, report = run(args)
     print()

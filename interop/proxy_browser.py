@@ -35,7 +35,6 @@ Ends with "N passed, N failed[, N skipped]"; exits 1 when anything failed.
 import json
 import os
 import re
-import signal
 import statistics
 import subprocess
 import sys
@@ -43,7 +42,7 @@ import time
 from pathlib import Path
 
 from interop import harness, nginx_runner, upstream
-from interop.harness import Failure, Results, check, info
+from interop.harness import Failure, Results, check, info, stop_on_sigterm
 from interop.harness import proxy as pc
 
 ORIGIN_PORT = 19601
@@ -327,9 +326,7 @@ def header_bytes_stay_low_across_loads(server):
 
 
 def main():
-    def terminate(signum, frame):
-        raise SystemExit("browser: signal %d, stopping the servers" % signum)
-    signal.signal(signal.SIGTERM, terminate)
+    stop_on_sigterm("browser")
     results = Results()
     start = time.monotonic()
     print("browser: Chromium through conf/proxy.conf, servers in %s" % WORK,

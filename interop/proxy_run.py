@@ -48,12 +48,12 @@ The cases, each against every proxy where it means something:
 
 import argparse
 import shutil
-import signal
 import sys
 import time
 
 from interop import harness, nginx_runner, proxy_cases
-from interop.harness import PORT_SHIFT, Filtered, Results, no_crash_or_alert
+from interop.harness import (PORT_SHIFT, Filtered, Results, no_crash_or_alert,
+                             stop_on_sigterm)
 from interop.harness import proxy as pc
 
 ORIGIN_PORT = 19600 + PORT_SHIFT
@@ -74,9 +74,7 @@ def main():
     if args.asan:
         harness.use_sanitizer_build()
 
-    def terminate(signum, frame):
-        raise SystemExit("proxy: signal %d, stopping the servers" % signum)
-    signal.signal(signal.SIGTERM, terminate)
+    stop_on_sigterm("proxy")
 
     results = Filtered(args.only)
     start = time.monotonic()

@@ -37,13 +37,12 @@ INTEROP_PORT_SHIFT.
 import argparse
 import collections
 import json
-import signal
 import sys
 import time
 from pathlib import Path
 
 from interop import nginx_runner, upstream
-from interop.harness import PORT_SHIFT, Results, info
+from interop.harness import PORT_SHIFT, Results, info, stop_on_sigterm
 from interop.harness import proxy as pc
 from interop.harness import stories as hs
 
@@ -224,10 +223,7 @@ def run(args, results):
 def main():
     args = parse_args()
 
-    def terminate(signum, frame):
-        raise SystemExit("proxy-stories: signal %d, stopping the servers"
-                         % signum)
-    signal.signal(signal.SIGTERM, terminate)
+    stop_on_sigterm("proxy-stories")
     start = time.monotonic()
     results = Results()
     if not Path(args.stories).is_dir() or not upstream.response_stories(

@@ -21,14 +21,14 @@ their reports afterwards.
 """
 
 import argparse
-import signal
 import sys
 import time
 
 from interop import (cases_clients, cases_differential, cases_early_hints,
                      cases_h2, cases_hostile, cases_load, cases_malformed,
                      cases_status, harness, nginx_runner)
-from interop.harness import Filtered, Results, Server, no_crash_or_alert
+from interop.harness import (Filtered, Results, Server, no_crash_or_alert,
+                             stop_on_sigterm)
 
 KINDS = ("on", "small", "off", "nomod", "stock")
 
@@ -66,9 +66,7 @@ def main():
                     help="the patched servers from the sanitizer build")
     args = ap.parse_args()
 
-    def terminate(signum, frame):
-        raise SystemExit("interop: signal %d, stopping the servers" % signum)
-    signal.signal(signal.SIGTERM, terminate)
+    stop_on_sigterm("interop")
 
     results = Filtered(args.only)
     suites = SUITES[args.version]

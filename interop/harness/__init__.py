@@ -161,6 +161,14 @@ class Filtered(Results):
         return super().run(label, name, fn, *args)
 
 
+def stop_on_sigterm(prog):
+    """SIGTERM ends the runner as Ctrl-C does: SystemExit unwinds through
+    the finally blocks that stop its servers."""
+    def terminate(signum, frame):
+        raise SystemExit("%s: signal %d, stopping the servers" % (prog, signum))
+    signal.signal(signal.SIGTERM, terminate)
+
+
 def info(text):
     """A detail line under the test that printed it."""
     for line in str(text).splitlines():
