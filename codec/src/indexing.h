@@ -17,7 +17,7 @@ namespace hpack {
 
 // Name+value hashes of fields sent as literals: whether a field recurs.
 // Fed by the volatile fields from the start and by every literal once the
-// table is half full (Recurrence::learning()).  Two slots per
+// table is half full (NameStats::active()).  Two slots per
 // set: a field pushes out only the older of its set, so that two fields
 // met together never forget each other (direct-mapped, the second of two
 // volatile fields of a block would take the first's slot now and then, and
