@@ -11,6 +11,9 @@
  *   qpack_decoder_t  one per connection: reads the peer's encoder stream,
  *                    decodes its field sections and writes the decoder
  *                    stream it owes.
+ *   qpack_encoder_t  one per connection: encodes our field sections with
+ *                    the dynamic table, writes the encoder stream they
+ *                    need and reads the peer's decoder stream.
  *
  * Errors
  *   qpack_h3_error() maps a result to the HTTP/3 error code to close the
@@ -72,6 +75,14 @@ enum qpack_error {
     QPACK_E_ENC_HUFFMAN_EOS    = -126, /* EOS symbol inside a string */
     QPACK_E_ENC_HUFFMAN_PADDING = -127, /* padding > 7 bits or not all
                                            ones */
+
+    /* the decoder stream is malformed: QPACK_DECODER_STREAM_ERROR */
+    QPACK_E_DEC_INTEGER        = -141, /* integer above 62 bits or overlong */
+    QPACK_E_DEC_ACK            = -142, /* Section Acknowledgment for a
+                                          stream with no unacknowledged
+                                          section (4.4.1) */
+    QPACK_E_DEC_INCREMENT      = -143, /* Insert Count Increment of 0, or
+                                          beyond the inserts sent (4.4.3) */
 
     /* the peer exceeded a caller-set limit: H3_EXCESSIVE_LOAD, a stream
      * error (the section is ended, the decoder goes on) */
@@ -249,6 +260,111 @@ uint64_t qpack_decoder_insert_count(const qpack_decoder_t *dec);
 
 /* Streams blocked now. */
 size_t qpack_decoder_blocked_streams(const qpack_decoder_t *dec);
+
+
+/* -------------------------------------------------------------- encoder */
+
+typedef struct qpack_encoder qpack_encoder_t;
+
+/* Creates an encoder.
+ *   max_table_capacity  our cap on the dynamic table (at most
+ *                       HPACK_MAX_TABLE_SIZE); the capacity used is the
+ *                       smaller of it and the peer's
+ *                       SETTINGS_QPACK_MAX_TABLE_CAPACITY.
+ *   policy              may be NULL for the built-in policy (hpack.h's:
+ *                       the same names are never indexed, or indexed only
+ *                       when they recur); must outlive the encoder.
+ * Until qpack_encoder_set_peer_settings() the encoder uses the static
+ * table and literals only (RFC 9204 3.2.3).  NULL on allocation failure or
+ * a capacity above HPACK_MAX_TABLE_SIZE. */
+qpack_encoder_t *qpack_encoder_create(const hpack_allocator_t *allocator,
+    size_t max_table_capacity, const hpack_policy_t *policy);
+
+/* Releases the encoder and everything it allocated.  NULL is ignored. */
+void qpack_encoder_destroy(qpack_encoder_t *enc);
+
+/* The peer's SETTINGS_QPACK_MAX_TABLE_CAPACITY and
+ * SETTINGS_QPACK_BLOCKED_STREAMS, once per connection.  The next section
+ * that inserts starts the encoder stream with Set Dynamic Table Capacity
+ * (none when the capacity used is 0: the table stays empty).  A stream is
+ * blocking while one of its sections refers to an entry the peer has not
+ * acknowledged; never more than blocked_streams are (0: only acknowledged
+ * entries are referred to).  QPACK_OK, or HPACK_E_STATE when called
+ * twice. */
+int qpack_encoder_set_peer_settings(qpack_encoder_t *enc,
+    uint64_t max_table_capacity, uint64_t blocked_streams);
+
+/* The room qpack_encode() is always given enough by: an upper bound of
+ * the encoded size of a section of n headers whose name_len + value_len +
+ * value_literal_len add up to octets.  The section's part covers its
+ * prefix, each field's its representation's integer and two length
+ * prefixes.  The encoder stream needs no bound: its budget is what the
+ * caller gives. */
+#define QPACK_SECTION_BOUND  16
+#define QPACK_ENCODE_BOUND(n, octets)                                        \
+    (QPACK_SECTION_BOUND + HPACK_FIELD_BOUND * (size_t) (n) + (size_t) (octets))
+
+/* Encodes one field section of stream_id (the payload of a HEADERS frame:
+ * headers, trailers, or an interim response) into out, and the encoder-
+ * stream instructions it needs into stream_out.
+ *   out, out_cap        the section; qpack_encode() checks out_cap against
+ *                       a bound of its own, never above
+ *                       QPACK_ENCODE_BOUND(), before it writes anything
+ *                       (HPACK_E_BUFFER, nothing changed).
+ *   stream_out,         the budget of encoder-stream octets this section
+ *   stream_cap          may write (what flow control lets the encoder
+ *                       stream take now): inserts that do not fit are not
+ *                       made, and the fields go as literals.  May be 0
+ *                       (and stream_out NULL).
+ *   *out_len,           the octets written to each.
+ *   *stream_len
+ * The caller sends the encoder-stream octets before, or with, the
+ * section's HEADERS frame, and never drops them: the peer's decoder needs
+ * every one.  Sections must be sent in the order they were encoded on each
+ * stream.  hpack_header_t's flags apply: HPACK_FIELD_NEVER_INDEX fields
+ * are literals with the 'N' bit, HPACK_FIELD_NO_INDEX fields are not
+ * inserted.  QPACK_OK, HPACK_E_BUFFER, HPACK_E_ARGUMENT (an empty or too
+ * long name or value), HPACK_E_NOMEM (the encoder is unchanged). */
+int qpack_encode(qpack_encoder_t *enc, uint64_t stream_id,
+    const hpack_header_t *headers, size_t n, uint8_t *out, size_t out_cap,
+    size_t *out_len, uint8_t *stream_out, size_t stream_cap,
+    size_t *stream_len);
+
+/* Reads the next octets of the peer's decoder stream, in any split:
+ * Section Acknowledgments, Stream Cancellations and Insert Count
+ * Increments release the entries they cover.  QPACK_OK, a QPACK_E_DEC_*
+ * error (the encoder is then unusable: close the connection with
+ * QPACK_DECODER_STREAM_ERROR), HPACK_E_NOMEM or HPACK_E_STATE.  A
+ * cancellation of a stream with no section outstanding is not an error
+ * (RFC 9204 4.4.2: the decoder need not know). */
+int qpack_encoder_read_decoder(qpack_encoder_t *enc, const uint8_t *data,
+    size_t len);
+
+/* The dynamic table: size in the RFC measure, capacity in use, live
+ * entries, entries ever inserted, and the Known Received Count (RFC 9204
+ * 2.1.4). */
+size_t qpack_encoder_table_size(const qpack_encoder_t *enc);
+size_t qpack_encoder_table_capacity(const qpack_encoder_t *enc);
+size_t qpack_encoder_table_entries(const qpack_encoder_t *enc);
+uint64_t qpack_encoder_insert_count(const qpack_encoder_t *enc);
+uint64_t qpack_encoder_known_received_count(const qpack_encoder_t *enc);
+
+/* Streams blocking now: with a section that refers to an entry above the
+ * Known Received Count. */
+size_t qpack_encoder_blocked_streams(const qpack_encoder_t *enc);
+
+/* Sections not acknowledged or cancelled yet that refer to the dynamic
+ * table: at most QPACK_MAX_OUTSTANDING; past it a section refers to none
+ * (a peer that never acknowledges holds no more of our memory). */
+#define QPACK_MAX_OUTSTANDING  256
+size_t qpack_encoder_outstanding_sections(const qpack_encoder_t *enc);
+
+/* hpack.h's counters for the encoder: blocks are sections, wire_bytes
+ * their octets, insertions the inserts and duplicates on the encoder
+ * stream, size_updates the Set Dynamic Table Capacity instructions.
+ * stream_bytes gets the encoder-stream octets written (may be NULL). */
+void qpack_encoder_stats(const qpack_encoder_t *enc, hpack_stats_t *stats,
+    uint64_t *stream_bytes);
 
 #ifdef __cplusplus
 }
