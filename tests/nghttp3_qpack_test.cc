@@ -33,6 +33,7 @@
 
 #include "corpus.h"
 #include "qif.h"
+#include "qpack_lists.h"
 #include "qpack.h"
 #include "story.h"
 #include "test_util.h"
@@ -40,19 +41,6 @@
 using namespace hpack_test;
 
 namespace {
-
-// A deterministic generator for the splits and the cancellations.
-struct Random {
-    uint64_t s;
-    uint32_t next(uint32_t n) {
-        s = s * 6364136223846793005u + 1442695040888963407u;
-        return static_cast<uint32_t>((s >> 33) % n);
-    }
-};
-
-// The names nghttp3 is told never to index: our decoder must report each
-// as HPACK_REP_NEVER_INDEXED.
-bool sensitive(const std::string& name) { return name == "authorization" || name == "cookie"; }
 
 class Nghttp3Encoder {
 public:
@@ -281,31 +269,6 @@ void print_totals(const std::string& what, const std::vector<Counts>& totals) {
 
 // A browser's requests to one site, which nghttp3 indexes and references,
 // a value larger than a 256-octet table, and the sensitive fields.
-std::vector<HeaderList> builtin_lists() {
-    std::vector<HeaderList> lists;
-    const std::string ua =
-        "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
-        "Chrome/120.0.0.0 Safari/537.36";
-    for (int i = 0; i < 40; ++i) {
-        HeaderList l = {{":method", i % 7 == 3 ? "POST" : "GET"},
-                        {":scheme", "https"},
-                        {":authority", i % 5 == 4 ? "static.example.com" : "www.example.com"},
-                        {":path", "/assets/" + std::to_string(i) + ".js?v=" +
-                                      std::to_string(i * 7)},
-                        {"user-agent", ua},
-                        {"accept", "*/*"},
-                        {"accept-encoding", "gzip, deflate, br"},
-                        {"accept-language", "en-US,en;q=0.9"},
-                        {"cookie", "session=" + std::string(40, static_cast<char>('a' + i % 3))},
-                        {"referer", "https://www.example.com/"}};
-        if (i % 4 == 1) l.emplace_back("authorization", "Bearer token" + std::to_string(i));
-        if (i % 9 == 2) l.emplace_back("x-large", std::string(300, 'z'));
-        if (i % 6 == 5) l.emplace_back("x-empty", "");
-        lists.push_back(std::move(l));
-    }
-    return lists;
-}
-
 TEST(Nghttp3Qpack, BuiltInRequestsDecodeAtEveryCapacity) {
     std::vector<Counts> totals;
     run_all_modes(builtin_lists(), "built-in requests", &totals);
@@ -315,37 +278,6 @@ TEST(Nghttp3Qpack, BuiltInRequestsDecodeAtEveryCapacity) {
     EXPECT_GT(totals[4].dynamic, 0u);
     EXPECT_GT(totals[7].blocked, 0u);
     print_totals("built-in requests", totals);
-}
-
-// The request lists of a .qif file (qif::parse(): name TAB value per line,
-// a blank line between lists, '#' lines are comments).
-std::vector<HeaderList> read_qif(const std::string& path) {
-    std::string text, err;
-    std::vector<HeaderList> lists;
-    if (!hpack_tools::story::read_file(path, &text, &err)) {
-        ADD_FAILURE() << err;
-        return lists;
-    }
-    for (const hpack_tools::qif::HeaderList& section : hpack_tools::qif::parse(text)) {
-        HeaderList l;
-        for (const auto& f : section) l.emplace_back(f.name, f.value);
-        lists.push_back(std::move(l));
-    }
-    return lists;
-}
-
-// The .qif files of $QIFS_DIR, else of ../shared/data/qifs (*dir), sorted.
-std::vector<std::string> qif_files(std::string* dir) {
-    const char* env = getenv("QIFS_DIR");
-    *dir = env && *env ? env : "../shared/data/qifs";
-    std::error_code ec;
-    std::vector<std::string> files;
-    for (auto it = std::filesystem::directory_iterator(*dir, ec);
-         !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-        if (it->path().extension() == ".qif") files.push_back(it->path().string());
-    }
-    std::sort(files.begin(), files.end());
-    return files;
 }
 
 TEST(Nghttp3Qpack, QifRequestListsDecodeAtEveryCapacity) {
@@ -365,22 +297,11 @@ TEST(Nghttp3Qpack, QifRequestListsDecodeAtEveryCapacity) {
 
 TEST(Nghttp3Qpack, HpackTestCaseRawDataDecodesAtEveryCapacity) {
     REQUIRE_CORPUS(corpus);
-    namespace story = hpack_tools::story;
-    const std::vector<std::string> files = story::story_files(corpus + "/raw-data");
-    ASSERT_FALSE(files.empty()) << "no stories in " << corpus << "/raw-data";
+    const auto stories = story_lists(corpus + "/raw-data");
+    ASSERT_FALSE(stories.empty()) << "no stories in " << corpus << "/raw-data";
     std::vector<Counts> totals;
-    for (const std::string& f : files) {
-        story::Story s;
-        std::string err;
-        ASSERT_TRUE(story::load(f, &s, &err)) << err;
-        std::vector<HeaderList> lists;
-        for (const story::Case& c : s.cases) {
-            HeaderList l;
-            for (const story::Header& h : c.headers) l.emplace_back(h.name, h.value);
-            lists.push_back(std::move(l));
-        }
-        run_all_modes(lists, f, &totals);
-    }
+    for (size_t i = 0; i < stories.size(); ++i)
+        run_all_modes(stories[i], "raw-data story " + std::to_string(i), &totals);
     print_totals("raw-data", totals);
 }
 

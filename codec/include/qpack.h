@@ -300,7 +300,7 @@ int qpack_encoder_set_peer_settings(qpack_encoder_t *enc,
  * prefix, each field's its representation's integer and two length
  * prefixes.  The encoder stream needs no bound: its budget is what the
  * caller gives. */
-#define QPACK_SECTION_BOUND  16
+#define QPACK_SECTION_BOUND  20
 #define QPACK_ENCODE_BOUND(n, octets)                                        \
     (QPACK_SECTION_BOUND + HPACK_FIELD_BOUND * (size_t) (n) + (size_t) (octets))
 

@@ -97,6 +97,11 @@ HPACK_API const char* qpack_strerror(int rc) {
     case QPACK_E_ENC_HUFFMAN_EOS: return "EOS symbol inside an encoder stream Huffman string";
     case QPACK_E_ENC_HUFFMAN_PADDING:
         return "encoder stream Huffman padding longer than 7 bits or not all ones";
+    case QPACK_E_DEC_INTEGER: return "decoder stream integer above 62 bits or overlong";
+    case QPACK_E_DEC_ACK:
+        return "Section Acknowledgment for a stream with no unacknowledged section";
+    case QPACK_E_DEC_INCREMENT:
+        return "Insert Count Increment of 0 or beyond the inserts sent";
     case QPACK_E_FIELD_TOO_LARGE: return "field exceeds the size limit";
     case QPACK_E_SECTION_TOO_LARGE: return "field section exceeds the size limit";
     case QPACK_E_STRING_TOO_LARGE: return "string literal longer than the limit as sent";

@@ -23,6 +23,7 @@ public:
     Buffer& operator=(const Buffer&) = delete;
 
     uint8_t* data() { return data_; }
+    const uint8_t* data() const { return data_; }
     size_t size() const { return size_; }
     size_t capacity() const { return cap_; }
 

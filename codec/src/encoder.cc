@@ -12,6 +12,7 @@
 
 #include "common.h"
 #include "memory.h"
+#include "chain_heads.h"
 #include "dynamic_table.h"
 #include "encoder.h"
 #include "hash.h"
@@ -24,7 +25,6 @@
 namespace hpack {
 namespace {
 
-constexpr uint64_t kNoId = UINT64_MAX;
 // nv_next of an entry not (yet) in the name+value index; no id and never
 // live, as kNoId.
 constexpr uint64_t kNotLinked = UINT64_MAX - 1;
@@ -83,34 +83,6 @@ struct NameWalk {
 // chains.
 using EncoderTable = DynamicTable<IndexLinks>;
 
-// The heads of hash chains: the newest id of each, kNoId for none.  A head
-// is read only once written, as a bit beside it says, so that a new
-// encoder clears the bits instead of the 2.5 KiB of heads (DESIGN.md,
-// "Encoder": "Chain heads, history slots and hints read only once marked
-// written").
-class ChainHeads {
-public:
-    void attach(uint64_t* ids, uint8_t* written, size_t n) {
-        ids_ = ids;
-        written_ = written;
-        memset(written_, 0, (n + 7) / 8);
-    }
-    uint64_t get(size_t i) const {
-        return (written_[i / 8] >> (i % 8)) & 1 ? ids_[i] : kNoId;
-    }
-    // Makes id head i; returns the head it had.
-    uint64_t exchange(size_t i, uint64_t id) {
-        const uint64_t old = get(i);
-        written_[i / 8] = static_cast<uint8_t>(written_[i / 8] | 1u << (i % 8));
-        ids_[i] = id;
-        return old;
-    }
-
-private:
-    uint64_t* ids_ = nullptr;
-    uint8_t*  written_ = nullptr;
-};
-
 // encode_bound(): two size updates and the overrun of whole-word
 // Huffman stores, then per field a representation octet with its index,
 // the name and value with their length prefixes (a literal is never longer
@@ -126,11 +98,6 @@ inline size_t field_bound(const hpack_header_t& h) {
     size_t v = h.value_len + kIntegerMaxBytes;
     if (h.value_literal && h.value_literal_len > v) v = h.value_literal_len;
     return kIntegerMaxBytes + h.name_len + kIntegerMaxBytes + v;
-}
-
-inline bool is_never(const hpack_header_t& h, unsigned pflags) {
-    return (h.flags & HPACK_FIELD_NEVER_INDEX) || (pflags & HPACK_POLICY_NEVER_INDEX) ||
-           ((pflags & HPACK_POLICY_SHORT_SECRET) && h.value_len < hpack_policy::kShortSecretLen);
 }
 
 inline uint64_t nv_hash_of(const uint8_t* value, size_t vl, uint64_t name_hash) {

@@ -54,6 +54,13 @@ struct hpack_policy {
 namespace hpack {
 // The built-in policy used by encoders created without one.
 const hpack_policy* default_policy();
+
+// Whether a field goes as a never-indexed literal, from its flags and its
+// name's policy flags: HPACK's and QPACK's encoders alike.
+inline bool is_never(const hpack_header_t& h, unsigned pflags) {
+    return (h.flags & HPACK_FIELD_NEVER_INDEX) || (pflags & HPACK_POLICY_NEVER_INDEX) ||
+           ((pflags & HPACK_POLICY_SHORT_SECRET) && h.value_len < hpack_policy::kShortSecretLen);
+}
 }
 
 #endif
