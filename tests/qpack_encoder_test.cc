@@ -517,3 +517,320 @@ TEST(QpackEncoderRoundTrip, HpackTestCaseResponses) {
     ASSERT_FALSE(stories.empty()) << "no stories in " << corpus << "/raw-data";
     run_everywhere(stories, std::to_string(stories.size()) + " raw-data stories");
 }
+
+// ------------------------------------------------ wire format, by hand
+
+namespace {
+
+struct Encoded {
+    int rc;
+    std::string section;  // hex
+    std::string stream;   // hex
+};
+
+Encoded encode(qpack_encoder_t* enc, uint64_t stream, const HeaderList& list,
+               size_t budget = 4096) {
+    const std::vector<hpack_header_t> h = headers_of(list);
+    std::vector<uint8_t> out(QPACK_ENCODE_BOUND(h.size(), 4096)), so(budget + 1);
+    size_t ol = 0, sl = 0;
+    const int rc = qpack_encode(enc, stream, h.data(), h.size(), out.data(), out.size(), &ol,
+                                so.data(), budget, &sl);
+    return {rc, hex(out.data(), ol), hex(so.data(), sl)};
+}
+
+int read_decoder(qpack_encoder_t* enc, const std::string& hex_octets) {
+    const std::vector<uint8_t> b = unhex(hex_octets);
+    return qpack_encoder_read_decoder(enc, b.data(), b.size());
+}
+
+using EncoderPtr = std::unique_ptr<qpack_encoder_t, void (*)(qpack_encoder_t*)>;
+EncoderPtr make_encoder(size_t cap = 4096) {
+    return EncoderPtr(qpack_encoder_create(nullptr, cap, nullptr), qpack_encoder_destroy);
+}
+
+}  // namespace
+
+// Before the peer's SETTINGS: static references and literals, no encoder
+// stream (RFC 9204 3.2.3).
+TEST(QpackEncoderWire, BeforeSettingsStaticAndLiteralsOnly) {
+    EncoderPtr enc = make_encoder();
+    const Encoded e = encode(enc.get(), 0, {{":status", "200"}, {"x-a", "b"}});
+    ASSERT_EQ(e.rc, QPACK_OK);
+    // prefix 0000; :status 200 is static 25 (0xd9); x-a: b a literal name
+    // (0x23 'x-a', raw: Huffman is not shorter) and a raw value.
+    EXPECT_EQ(e.section, "0000d923782d610162");
+    EXPECT_EQ(e.stream, "");
+    EXPECT_EQ(qpack_encoder_insert_count(enc.get()), 0u);
+}
+
+// A capacity of 0 on either side: never an encoder-stream octet.
+TEST(QpackEncoderWire, CapacityZeroWritesNoEncoderStream) {
+    for (size_t ours : {size_t{0}, size_t{4096}}) {
+        EncoderPtr enc = make_encoder(ours);
+        ASSERT_EQ(qpack_encoder_set_peer_settings(enc.get(), ours ? 0 : 4096, 100), QPACK_OK);
+        for (int i = 0; i < 3; ++i) {
+            const Encoded e = encode(enc.get(), 4 * i, {{"custom-key", "custom-value"}});
+            ASSERT_EQ(e.rc, QPACK_OK);
+            EXPECT_EQ(e.stream, "");
+            EXPECT_EQ(e.section.substr(0, 4), "0000");
+        }
+        EXPECT_EQ(qpack_encoder_table_capacity(enc.get()), 0u);
+    }
+}
+
+// Blocking allowed: Set Dynamic Table Capacity, the insertion, and a
+// post-Base reference to it in the same section; then, once acknowledged,
+// a relative one.
+TEST(QpackEncoderWire, InsertAndReferPostBaseThenRelative) {
+    EncoderPtr enc = make_encoder();
+    ASSERT_EQ(qpack_encoder_set_peer_settings(enc.get(), 4096, 100), QPACK_OK);
+    Encoded e = encode(enc.get(), 0, {{"custom-key", "custom-value"}});
+    ASSERT_EQ(e.rc, QPACK_OK);
+    // 3fe11f: capacity 4096; 68 + Huffman name, 89 + Huffman value
+    EXPECT_EQ(e.stream, "3fe11f6825a849e95ba97d7f8925a849e95bb8e8b4bf");
+    // Required Insert Count 1 (encoded 2), Base 0 (sign 1, delta 0), then
+    // post-Base index 0.
+    EXPECT_EQ(e.section, "028010");
+    EXPECT_EQ(qpack_encoder_blocked_streams(enc.get()), 1u);
+    EXPECT_EQ(qpack_encoder_outstanding_sections(enc.get()), 1u);
+    ASSERT_EQ(read_decoder(enc.get(), "80"), QPACK_OK);  // Section Acknowledgment, stream 0
+    EXPECT_EQ(qpack_encoder_known_received_count(enc.get()), 1u);
+    EXPECT_EQ(qpack_encoder_blocked_streams(enc.get()), 0u);
+    e = encode(enc.get(), 4, {{"custom-key", "custom-value"}});
+    EXPECT_EQ(e.stream, "");
+    EXPECT_EQ(e.section, "020080");  // Base 1, relative index 0
+}
+
+// No blocking allowed: a new field goes in only when it recurs, the
+// section that inserts it carries it as a literal, and the entry is
+// referred to once the decoder has acknowledged it.
+TEST(QpackEncoderWire, BlockedZeroRefersOnlyToAcknowledgedEntries) {
+    EncoderPtr enc = make_encoder();
+    ASSERT_EQ(qpack_encoder_set_peer_settings(enc.get(), 4096, 0), QPACK_OK);
+    Encoded e = encode(enc.get(), 0, {{"custom-key", "custom-value"}});
+    EXPECT_EQ(e.stream, "");  // seen once
+    EXPECT_EQ(e.section.substr(0, 4), "0000");
+    e = encode(enc.get(), 4, {{"custom-key", "custom-value"}});
+    EXPECT_NE(e.stream, "");  // it recurs: inserted
+    EXPECT_EQ(e.section.substr(0, 4), "0000");  // but not referred to
+    EXPECT_EQ(qpack_encoder_blocked_streams(enc.get()), 0u);
+    e = encode(enc.get(), 8, {{"custom-key", "custom-value"}});
+    EXPECT_EQ(e.section.substr(0, 4), "0000");  // not acknowledged yet
+    ASSERT_EQ(read_decoder(enc.get(), "01"), QPACK_OK);  // Insert Count Increment 1
+    e = encode(enc.get(), 12, {{"custom-key", "custom-value"}});
+    EXPECT_EQ(e.section, "020080");
+}
+
+// The encoder-stream budget: nothing inserted without room for the whole
+// instruction (and the capacity before it); the fields go as literals.
+TEST(QpackEncoderWire, BudgetBoundsTheEncoderStream) {
+    EncoderPtr enc = make_encoder();
+    ASSERT_EQ(qpack_encoder_set_peer_settings(enc.get(), 4096, 100), QPACK_OK);
+    Encoded e = encode(enc.get(), 0, {{"custom-key", "custom-value"}}, 0);
+    EXPECT_EQ(e.stream, "");
+    EXPECT_EQ(e.section.substr(0, 4), "0000");
+    e = encode(enc.get(), 4, {{"custom-key", "custom-value"}}, 21);
+    EXPECT_EQ(e.stream, "");  // 22 octets needed
+    e = encode(enc.get(), 8, {{"custom-key", "custom-value"}}, 22);
+    EXPECT_EQ(e.stream.size(), 44u);
+    EXPECT_EQ(e.section, "028010");
+}
+
+// Entries the decoder has not acknowledged, or that an outstanding section
+// refers to, are never evicted: the table fills, then the fields go as
+// literals; acknowledgements let it evict again.
+TEST(QpackEncoderWire, NeverEvictsWhatThePeerMayNeed) {
+    EncoderPtr enc = make_encoder();
+    ASSERT_EQ(qpack_encoder_set_peer_settings(enc.get(), 256, 100), QPACK_OK);
+    for (int i = 0; i < 20; ++i) {
+        const Encoded e =
+            encode(enc.get(), 4 * i, {{"x-field-" + std::to_string(i), std::string(40, 'v')}});
+        ASSERT_EQ(e.rc, QPACK_OK);
+        EXPECT_LE(qpack_encoder_table_size(enc.get()), 256u);
+    }
+    hpack_stats_t st;
+    qpack_encoder_stats(enc.get(), &st, nullptr);
+    EXPECT_EQ(st.evictions, 0u);
+    const uint64_t inserted = qpack_encoder_insert_count(enc.get());
+    EXPECT_EQ(inserted, 3u);  // 81 octets each in 256
+    // Every section that referred to an entry acknowledged.
+    for (uint64_t i = 0; i < 3; ++i)
+        ASSERT_EQ(read_decoder(enc.get(), hex(std::vector<uint8_t>{uint8_t(0x80 | (4 * i))})),
+                  QPACK_OK);
+    EXPECT_EQ(qpack_encoder_outstanding_sections(enc.get()), 0u);
+    const Encoded e = encode(enc.get(), 400, {{"x-new", std::string(40, 'w')}});
+    qpack_encoder_stats(enc.get(), &st, nullptr);
+    EXPECT_EQ(st.evictions, 1u);
+    EXPECT_EQ(qpack_encoder_insert_count(enc.get()), inserted + 1);
+}
+
+// A peer that never acknowledges holds at most QPACK_MAX_OUTSTANDING
+// sections of ours; past them, sections refer to nothing.
+TEST(QpackEncoderWire, OutstandingSectionsAreBounded) {
+    EncoderPtr enc = make_encoder();
+    ASSERT_EQ(qpack_encoder_set_peer_settings(enc.get(), 4096, 1000), QPACK_OK);
+    for (int i = 0; i < QPACK_MAX_OUTSTANDING + 10; ++i) {
+        const Encoded e = encode(enc.get(), 4 * i, {{"custom-key", "custom-value"}});
+        ASSERT_EQ(e.rc, QPACK_OK);
+        if (i >= QPACK_MAX_OUTSTANDING) EXPECT_EQ(e.section.substr(0, 4), "0000");
+    }
+    EXPECT_EQ(qpack_encoder_outstanding_sections(enc.get()), size_t{QPACK_MAX_OUTSTANDING});
+}
+
+TEST(QpackEncoderWire, NeverIndexedFieldsCarryTheNBit) {
+    EncoderPtr enc = make_encoder();
+    ASSERT_EQ(qpack_encoder_set_peer_settings(enc.get(), 4096, 100), QPACK_OK);
+    // authorization: static name 84 with N (0x7f 0x45); a literal name
+    // with N (0x3?) for a field the caller marks.
+    Encoded e = encode(enc.get(), 0, {{"authorization", "secret-secret-secret"}});
+    EXPECT_EQ(e.stream, "");
+    EXPECT_EQ(e.section.substr(0, 8), "00007f45");
+    std::vector<hpack_header_t> h = headers_of({{"x-token", "abc"}});
+    h[0].flags = HPACK_FIELD_NEVER_INDEX;
+    uint8_t out[64], so[64];
+    size_t ol, sl;
+    ASSERT_EQ(qpack_encode(enc.get(), 4, h.data(), 1, out, sizeof out, &ol, so, sizeof so, &sl),
+              QPACK_OK);
+    EXPECT_EQ(sl, 0u);
+    EXPECT_EQ(out[2] & 0xf0, 0x30);  // 001N: a literal name, never indexed
+}
+
+TEST(QpackEncoderWire, RefusesBadArgumentsAndShortBuffers) {
+    EncoderPtr enc = make_encoder();
+    hpack_header_t h{};
+    h.name = reinterpret_cast<const uint8_t*>("");
+    uint8_t out[64];
+    size_t ol, sl;
+    EXPECT_EQ(qpack_encode(enc.get(), 0, &h, 1, out, sizeof out, &ol, nullptr, 0, &sl),
+              HPACK_E_ARGUMENT);
+    const std::vector<hpack_header_t> ok = headers_of({{"x-a", "b"}});
+    EXPECT_EQ(qpack_encode(enc.get(), 0, ok.data(), 1, out, QPACK_SECTION_BOUND, &ol, nullptr,
+                           0, &sl),
+              HPACK_E_BUFFER);
+    EXPECT_EQ(qpack_encoder_set_peer_settings(enc.get(), 4096, 0), QPACK_OK);
+    EXPECT_EQ(qpack_encoder_set_peer_settings(enc.get(), 4096, 0), HPACK_E_STATE);
+}
+
+// ----------------------------------------------------- the decoder stream
+
+TEST(QpackEncoderDecoderStream, ErrorsAreDecoderStreamErrors) {
+    struct Case {
+        const char* what;
+        const char* octets;
+        int rc;
+    } const cases[] = {
+        {"acknowledgment with nothing outstanding", "80", QPACK_E_DEC_ACK},
+        {"increment of zero", "00", QPACK_E_DEC_INCREMENT},
+        {"increment beyond the inserts", "02", QPACK_E_DEC_INCREMENT},
+        {"integer overlong", "3f8000", QPACK_E_DEC_INTEGER},
+        {"integer above 62 bits", "ffffffffffffffffffff01", QPACK_E_DEC_INTEGER},
+    };
+    for (const Case& c : cases) {
+        EncoderPtr enc = make_encoder();
+        ASSERT_EQ(qpack_encoder_set_peer_settings(enc.get(), 4096, 100), QPACK_OK);
+        ASSERT_EQ(encode(enc.get(), 8, {{"custom-key", "custom-value"}}).rc, QPACK_OK);
+        EXPECT_EQ(read_decoder(enc.get(), c.octets), c.rc) << c.what;
+        EXPECT_EQ(qpack_h3_error(c.rc), QPACK_H3_DECODER_STREAM_ERROR) << c.what;
+        EXPECT_EQ(read_decoder(enc.get(), "01"), HPACK_E_STATE) << c.what;
+    }
+}
+
+// Each instruction split at every octet boundary gives what it gives
+// whole; a cancellation of an unknown stream is not an error.
+TEST(QpackEncoderDecoderStream, AnySplit) {
+    // Sections on streams 0 and 300 refer to the table; then: cancel
+    // stream 7 (unknown), increment 1, acknowledge 300 (two octets of id).
+    const std::vector<uint8_t> all = unhex("47" "01" "ffad01");
+    for (size_t a = 0; a <= all.size(); ++a) {
+        for (size_t b = a; b <= all.size(); ++b) {
+            EncoderPtr enc = make_encoder();
+            ASSERT_EQ(qpack_encoder_set_peer_settings(enc.get(), 4096, 100), QPACK_OK);
+            encode(enc.get(), 0, {{"custom-key", "custom-value"}});
+            encode(enc.get(), 300, {{"custom-key2", "custom-value2"}});
+            ASSERT_EQ(qpack_encoder_outstanding_sections(enc.get()), 2u);
+            ASSERT_EQ(qpack_encoder_read_decoder(enc.get(), all.data(), a), QPACK_OK);
+            ASSERT_EQ(qpack_encoder_read_decoder(enc.get(), all.data() + a, b - a), QPACK_OK);
+            ASSERT_EQ(qpack_encoder_read_decoder(enc.get(), all.data() + b, all.size() - b),
+                      QPACK_OK);
+            EXPECT_EQ(qpack_encoder_outstanding_sections(enc.get()), 1u) << a << " " << b;
+            EXPECT_EQ(qpack_encoder_known_received_count(enc.get()), 2u) << a << " " << b;
+        }
+    }
+}
+
+// A Stream Cancellation releases every section of the stream.
+TEST(QpackEncoderDecoderStream, CancellationReleasesTheStream) {
+    EncoderPtr enc = make_encoder();
+    ASSERT_EQ(qpack_encoder_set_peer_settings(enc.get(), 4096, 100), QPACK_OK);
+    encode(enc.get(), 4, {{"custom-key", "custom-value"}});
+    encode(enc.get(), 4, {{"custom-key", "custom-value"}, {"x-trailer", "1"}});
+    EXPECT_EQ(qpack_encoder_outstanding_sections(enc.get()), 2u);
+    EXPECT_EQ(qpack_encoder_blocked_streams(enc.get()), 1u);  // one stream
+    ASSERT_EQ(read_decoder(enc.get(), "44"), QPACK_OK);
+    EXPECT_EQ(qpack_encoder_outstanding_sections(enc.get()), 0u);
+    EXPECT_EQ(qpack_encoder_blocked_streams(enc.get()), 0u);
+}
+
+// ---------------------------------------------------------- allocations
+
+namespace {
+struct CountingAllocator {
+    size_t allocs = 0;
+    bool fail = false;
+    hpack_allocator_t a{
+        [](void* ctx, size_t n) -> void* {
+            auto* self = static_cast<CountingAllocator*>(ctx);
+            if (self->fail) return nullptr;
+            ++self->allocs;
+            return malloc(n);
+        },
+        [](void*, void* p) { free(p); }, this};
+};
+}  // namespace
+
+// A warm connection's sections allocate nothing: what an encoder holds
+// grows with the table's contents, then stays.  The peer's decoder (ours)
+// acknowledges each section.
+TEST(QpackEncoderAlloc, SteadyStateAllocatesNothing) {
+    CountingAllocator ca;
+    qpack_encoder_t* enc = qpack_encoder_create(&ca.a, 4096, nullptr);
+    EncoderPtr guard(enc, qpack_encoder_destroy);
+    ASSERT_EQ(qpack_encoder_set_peer_settings(enc, 4096, 100), QPACK_OK);
+    OurPeer peer(4096, 100);
+    const HeaderList response = {{":status", "200"}, {"server", "nginx"},
+                                 {"content-type", "text/html"}, {"cache-control", "max-age=60"},
+                                 {"x-frame-options", "SAMEORIGIN"}, {"vary", "accept-encoding"}};
+    size_t after_warmup = 0;
+    std::string err;
+    for (int i = 0; i < 300; ++i) {
+        HeaderList l = response;
+        l.emplace_back("date", "Sun, 06 Dec 2026 12:00:" + std::to_string(10 + i % 50) + " GMT");
+        const Encoded e = encode(enc, 4 * i, l);
+        ASSERT_EQ(e.rc, QPACK_OK);
+        const std::vector<uint8_t> es = unhex(e.stream);
+        ASSERT_TRUE(peer.read_encoder(es.data(), es.size(), &err)) << err;
+        Fields got;
+        ASSERT_EQ(peer.decode(4 * i, unhex(e.section), &got, &err), 1) << err;
+        EXPECT_EQ(got, fields_of(l));
+        const std::vector<uint8_t> d = peer.drain();
+        ASSERT_EQ(qpack_encoder_read_decoder(enc, d.data(), d.size()), QPACK_OK);
+        // the table has been full and every date seen twice
+        if (i == 120) after_warmup = ca.allocs;
+    }
+    EXPECT_EQ(ca.allocs, after_warmup);
+}
+
+// An allocation failure leaves the encoder as it was: HPACK_E_NOMEM, or
+// the fields as literals when the table cannot grow.
+TEST(QpackEncoderAlloc, FailureChangesNothing) {
+    CountingAllocator ca;
+    qpack_encoder_t* enc = qpack_encoder_create(&ca.a, 4096, nullptr);
+    EncoderPtr guard(enc, qpack_encoder_destroy);
+    ASSERT_EQ(qpack_encoder_set_peer_settings(enc, 4096, 100), QPACK_OK);
+    ca.fail = true;
+    EXPECT_EQ(encode(enc, 0, {{"custom-key", "custom-value"}}).rc, HPACK_E_NOMEM);
+    EXPECT_EQ(qpack_encoder_insert_count(enc), 0u);
+    ca.fail = false;
+    const Encoded e = encode(enc, 0, {{"custom-key", "custom-value"}});
+    EXPECT_EQ(e.section, "028010");
+}

@@ -40,6 +40,10 @@ constexpr size_t kBucketBytesPerSlot = 2 * sizeof(uint64_t) + 1;
 // octet more" test, as HPACK's kFourBitNames.
 constexpr uint32_t kFourBitNames = 15;
 
+// Insertions the section cannot refer to are not made while this many
+// wait for the decoder's acknowledgement (admit()).
+constexpr uint64_t kUnackedInserts = 8;
+
 // The decoder stream's longest instruction: a 62-bit integer.
 constexpr size_t kMaxInstruction = kInteger62MaxBytes;
 
@@ -204,8 +208,8 @@ struct qpack_encoder {
     void begin(Pass& s);
     uint8_t* encode_field(Pass& s, const hpack_header_t& h, uint8_t* p);
     uint8_t* refer(Pass& s, uint64_t id, uint8_t* p);
-    bool admit(const hpack_header_t& h, unsigned pflags, bool on_sight, uint64_t name_hash,
-               uint64_t nv_hash, size_t entry_size);
+    bool admit(const Pass& s, const hpack_header_t& h, unsigned pflags, bool on_sight,
+               uint64_t name_hash, uint64_t nv_hash, size_t entry_size);
     bool insert(Pass& s, const hpack_header_t& h, uint32_t static_name, uint64_t name_id,
                 uint64_t name_hash, uint64_t nv_hash);
 
@@ -365,16 +369,29 @@ uint8_t* qpack_encoder::refer(Pass& s, uint64_t id, uint8_t* p) {
 }
 
 // The indexing policy of the HPACK encoder (encoder.cc, encode_literal();
-// DESIGN.md, "Indexing policy"), on QPACK's table: a field that would take
-// more than three quarters of it stays out; a volatile field goes in when
-// it recurs, or when no table holds its name; one whose static name a
-// literal writes in one octet more goes in while the table is at most half
-// full; and once the table has been half full, names learned volatile hold
-// out the values that would evict.
-bool qpack_encoder::admit(const hpack_header_t& h, unsigned pflags, bool on_sight,
-                          uint64_t name_hash, uint64_t nv_hash, size_t entry_size) {
+// DESIGN.md, "Indexing policy"), on QPACK's table, when the section may
+// refer to the entry it inserts: a field that would take more than three
+// quarters of it stays out; a volatile field goes in when it recurs, or
+// when no table holds its name; one whose static name a literal writes in
+// one octet more goes in while the table is at most half full; and once
+// the table has been half full, names learned volatile hold out the values
+// that would evict.
+//
+// When it may not (no blocking allowed now), an insertion costs its
+// literal twice, on the encoder stream and in the section, and pays only
+// if the field comes again: a field goes in when it recurs, and not while
+// kUnackedInserts insertions wait for the decoder's acknowledgement (a
+// peer that never acknowledges gets no more) (DESIGN.md, "QPACK encoder":
+// "Insertions when the section cannot refer to them").
+bool qpack_encoder::admit(const Pass& s, const hpack_header_t& h, unsigned pflags,
+                          bool on_sight, uint64_t name_hash, uint64_t nv_hash,
+                          size_t entry_size) {
     const size_t max = table.max_size();
     if ((h.flags & HPACK_FIELD_NO_INDEX) || entry_size > max - max / 4) return false;
+    if (!s.may_block) {
+        return table.next_id() - known_received < kUnackedInserts &&
+               history.seen_or_add(nv_hash, alloc);
+    }
     const bool half = table.size() + entry_size <= max / 2;
     if (!half && !names.active()) names.start(alloc);
     if (names.active()) {
@@ -462,7 +479,7 @@ uint8_t* qpack_encoder::encode_field(Pass& s, const hpack_header_t& h, uint8_t* 
         const bool half = table.size() + entry_size <= table.max_size() / 2;
         const bool on_sight = (!static_name && name_id == kNoId) ||
                               (half && static_name > kFourBitNames);
-        if (admit(h, pflags, on_sight, name_hash, nv_hash, entry_size) &&
+        if (admit(s, h, pflags, on_sight, name_hash, nv_hash, entry_size) &&
             insert(s, h, static_name, name_id, name_hash, nv_hash)) {
             const uint64_t id = table.next_id() - 1;
             if (referable(s, id)) return refer(s, id, p);
