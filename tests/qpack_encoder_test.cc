@@ -664,6 +664,29 @@ TEST(QpackEncoderWire, NeverEvictsWhatThePeerMayNeed) {
     EXPECT_EQ(qpack_encoder_insert_count(enc.get()), inserted + 1);
 }
 
+// A field referred to when its entry is in the oldest eighth of the table
+// is duplicated, and the copy referred to: one octet on the encoder
+// stream instead of the whole field inserted again once evicted.
+TEST(QpackEncoderWire, EntryAboutToBeEvictedIsDuplicated) {
+    EncoderPtr enc = make_encoder();
+    ASSERT_EQ(qpack_encoder_set_peer_settings(enc.get(), 256, 100), QPACK_OK);
+    const HeaderList lists[] = {{{"custom-key", "custom-value"}},      // 54 octets
+                                {{"x-b", std::string(40, 'b')}},       // 75
+                                {{"x-c", std::string(40, 'c')}},       // 75
+                                {{"x-d", "dd"}}};                      // 37
+    for (int i = 0; i < 4; ++i) {
+        ASSERT_EQ(encode(enc.get(), 4 * i, lists[i]).rc, QPACK_OK);
+        ASSERT_EQ(read_decoder(enc.get(), hex(std::vector<uint8_t>{uint8_t(0x80 | 4 * i)})),
+                  QPACK_OK);  // each section acknowledged
+    }
+    // 241 octets in: custom-key is within 32 of eviction.
+    const Encoded e = encode(enc.get(), 16, {{"custom-key", "custom-value"}});
+    EXPECT_EQ(e.stream, "03");  // Duplicate, relative index 3
+    // Required Insert Count 5 (encoded 5 % 16 + 1), Base 4, post-Base 0
+    EXPECT_EQ(e.section, "068010");
+    EXPECT_EQ(qpack_encoder_table_entries(enc.get()), 4u);  // the original evicted
+}
+
 // A peer that never acknowledges holds at most QPACK_MAX_OUTSTANDING
 // sections of ours; past them, sections refer to nothing.
 TEST(QpackEncoderWire, OutstandingSectionsAreBounded) {

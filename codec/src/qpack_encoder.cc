@@ -44,6 +44,10 @@ constexpr uint32_t kFourBitNames = 15;
 // wait for the decoder's acknowledgement (admit()).
 constexpr uint64_t kUnackedInserts = 8;
 
+// An entry referred to in the oldest 1/kDrainingPart of the table is
+// duplicated (duplicate()).
+constexpr size_t kDrainingPart = 8;
+
 // The decoder stream's longest instruction: a 62-bit integer.
 constexpr size_t kMaxInstruction = kInteger62MaxBytes;
 
@@ -51,6 +55,7 @@ struct Links {
     uint64_t nv_hash;
     uint64_t nv_next;    // older entry in the same name+value bucket
     uint64_t name_next;  // older entry in the same name bucket
+    uint64_t at;         // octets inserted before it
 };
 
 using QEncoderTable = DynamicTable<Links>;
@@ -204,7 +209,7 @@ struct qpack_encoder {
     bool referable(const Pass& s, uint64_t id) const {
         return s.may_refer && table.live(id) && (id < known_received || s.may_block);
     }
-    bool evictable_for(const Pass& s, size_t need, uint64_t keep) const;
+    bool evictable_for(const Pass& s, size_t need, uint64_t keep = kNoId) const;
     void begin(Pass& s);
     uint8_t* encode_field(Pass& s, const hpack_header_t& h, uint8_t* p);
     uint8_t* refer(Pass& s, uint64_t id, uint8_t* p);
@@ -212,6 +217,15 @@ struct qpack_encoder {
                uint64_t name_hash, uint64_t nv_hash, size_t entry_size);
     bool insert(Pass& s, const hpack_header_t& h, uint32_t static_name, uint64_t name_id,
                 uint64_t name_hash, uint64_t nv_hash);
+    void entered(uint64_t name_hash, uint64_t nv_hash, uint32_t evicted);
+    // Whether entry id is in the oldest kDrainingPart of the table: the
+    // next insertions evict it.
+    bool draining(uint64_t id) const {
+        return bytes_in - table.entry(id).extra.at + table.max_size() / kDrainingPart >
+               table.max_size();
+    }
+    uint8_t* duplicate(Pass& s, const hpack_header_t& h, uint64_t id, uint64_t nv_hash,
+                       uint8_t* p);
 
     // The decoder stream.
     int apply(uint8_t first, uint64_t v);
@@ -244,6 +258,7 @@ struct qpack_encoder {
 
     hpack_stats_t stats;
     uint64_t      stream_bytes = 0;
+    uint64_t      bytes_in = 0;        // octets (RFC measure) ever inserted
 
     size_t outstanding() const { return sections.size() / sizeof(Section); }
     Section* section_at(size_t i) { return reinterpret_cast<Section*>(sections.data()) + i; }
@@ -307,9 +322,11 @@ uint64_t qpack_encoder::find_name(uint64_t h, const uint8_t* name, size_t nl) co
 }
 
 // Whether inserting an entry of need octets (RFC measure) evicts only
-// entries that may go (RFC 9204 2.1.1): acknowledged by the decoder, no
-// outstanding section and not this one referring to them, and not keep
-// (the entry the insertion names its field after).
+// entries that may go (RFC 9204 2.1.1): acknowledged by the decoder, with
+// no outstanding section and not this one referring to them, and not keep
+// (an entry the section is about to refer to).  The entry an insertion
+// names or duplicates may be among them (3.2.2: the decoder reads it
+// before it evicts).
 bool qpack_encoder::evictable_for(const Pass& s, size_t need, uint64_t keep) const {
     if (need > table.max_size()) return false;
     size_t size = table.size();
@@ -411,8 +428,7 @@ bool qpack_encoder::admit(const Pass& s, const hpack_header_t& h, unsigned pflag
 bool qpack_encoder::insert(Pass& s, const hpack_header_t& h, uint32_t static_name,
                            uint64_t name_id, uint64_t name_hash, uint64_t nv_hash) {
     const size_t need = h.name_len + h.value_len + HPACK_ENTRY_OVERHEAD;
-    if (name_id != kNoId && !evictable_for(s, need, name_id)) name_id = kNoId;
-    if (name_id == kNoId && !evictable_for(s, need, kNoId)) return false;
+    if (!evictable_for(s, need)) return false;
     size_t octets = value_length(h);
     if (static_name)
         octets += integer_length(6, static_name - 1);
@@ -442,10 +458,20 @@ bool qpack_encoder::insert(Pass& s, const hpack_header_t& h, uint32_t static_nam
 
     uint32_t evicted;
     table.insert(h.name, h.name_len, h.value, h.value_len, &evicted);
-    link(table.next_id() - 1, name_hash, nv_hash);
+    entered(name_hash, nv_hash, evicted);
+    return true;
+}
+
+// The newest entry was inserted: its place in the insertion order, its
+// links.
+void qpack_encoder::entered(uint64_t name_hash, uint64_t nv_hash, uint32_t evicted) {
+    const uint64_t id = table.next_id() - 1;
+    auto& e = table.entry(id);
+    e.extra.at = bytes_in;
+    bytes_in += QEncoderTable::entry_size(e);
+    link(id, name_hash, nv_hash);
     ++stats.insertions;
     stats.evictions += evicted;
-    return true;
 }
 
 uint8_t* qpack_encoder::encode_field(Pass& s, const hpack_header_t& h, uint8_t* p) {
@@ -468,7 +494,8 @@ uint8_t* qpack_encoder::encode_field(Pass& s, const hpack_header_t& h, uint8_t* 
     uint64_t found = kNoId;
     if (!never && s.may_refer) {
         found = find_nv(nv_hash, h);
-        if (found != kNoId && referable(s, found)) return refer(s, found, p);
+        if (found != kNoId && referable(s, found))
+            return draining(found) ? duplicate(s, h, found, nv_hash, p) : refer(s, found, p);
     }
 
     // A literal, and maybe an insertion first.
@@ -504,6 +531,30 @@ uint8_t* qpack_encoder::encode_field(Pass& s, const hpack_header_t& h, uint8_t* 
         ++stats.literal_names;
     }
     return p + put_value(p, 0x00, h);
+}
+
+// A reference to entry id, which the next insertions evict: the entry is
+// duplicated first (RFC 9204 4.3.4, one or two octets on the encoder
+// stream), and the copy, newest, referred to when the section may refer to
+// it, so that a field that keeps coming keeps its entry without being
+// inserted again in full (DESIGN.md, "QPACK encoder": "Entries about to
+// be evicted duplicated").  The name and value are the field's, equal to
+// the entry's (insert() may not read the table's own octets).
+uint8_t* qpack_encoder::duplicate(Pass& s, const hpack_header_t& h, uint64_t id,
+                                  uint64_t nv_hash, uint8_t* p) {
+    const uint64_t relative = table.next_id() - 1 - id;
+    const size_t octets = integer_length(5, static_cast<uint32_t>(relative));
+    const size_t need = h.name_len + h.value_len + HPACK_ENTRY_OVERHEAD;
+    // the copy is referred to when the section may block, else the entry
+    if (s.stream_used + octets > s.stream_cap ||
+        !evictable_for(s, need, s.may_block ? kNoId : id) ||
+        !room_for(h.name_len + h.value_len))
+        return refer(s, id, p);
+    s.stream_used += encode_integer62(s.stream + s.stream_used, 0x00, 5, relative);
+    uint32_t evicted;
+    table.insert(h.name, h.name_len, h.value, h.value_len, &evicted);
+    entered(name_hash_of(h.name, h.name_len), nv_hash, evicted);
+    return refer(s, s.may_block ? table.next_id() - 1 : id, p);
 }
 
 // A decoder-stream instruction whose integer is v (RFC 9204 4.4).
