@@ -1,6 +1,6 @@
 /*
- * hpack: decode and encode HPACK header blocks by hand, for people
- * debugging captures.  `hpack --help` says how.
+ * hpack: decode and encode HPACK header blocks and QPACK field sections by
+ * hand, for people debugging captures.  `hpack --help` says how.
  */
 
 #include <algorithm>
@@ -39,6 +39,8 @@ const char kUsage[] =
 "STORY.json\n"
 "       hpack qpack-decode [--table-capacity N] [--blocked-streams N] "
 "FILE\n"
+"       hpack qpack-encode [--table-capacity N] [--blocked-streams N]\n"
+"           [--max-table-capacity N] [--ack-immediate|--no-ack] IN.qif OUT\n"
 "       hpack --help\n";
 
 const char kHelp[] =
@@ -74,6 +76,18 @@ const char kHelp[] =
 "             truncated record, or a section still blocked at the end,\n"
 "             prints the sections decoded so far, then the error and the\n"
 "             HTTP/3 error code, and exits with status 1.\n"
+"qpack-encode Encodes the field sections of a QIF file (IN.qif, \"-\" for\n"
+"             standard input) with one QPACK encoder into an offline-\n"
+"             interop file OUT (\"-\" for standard output): the n-th\n"
+"             section on stream n, after a stream-0 record of the\n"
+"             encoder-stream octets it needs (none when it needs none).\n"
+"             Our QPACK decoder, with the peer's settings, decodes each\n"
+"             section as soon as it is encoded, and must give back its\n"
+"             fields.  With --ack-immediate (the default) the decoder\n"
+"             stream it then owes is read by the encoder before the next\n"
+"             section; with --no-ack nothing is, as if the peer never\n"
+"             acknowledged.  On an error prints it with the section and\n"
+"             its stream, writes no OUT, and exits with status 1.\n"
 "\n"
 "Values are printed and read with '\\' written \"\\\\\" and octets outside\n"
 "0x20-0x7e written \"\\xNN\", so decode's output (without -v) is\n"
@@ -90,10 +104,18 @@ const char kHelp[] =
 "                        for encode, the peer's\n"
 "  --max-table-size N    encode: our own cap on the table (default: 4096,\n"
 "                        or --table-size when larger)\n"
-"  --table-capacity N    qpack-decode: our SETTINGS_QPACK_MAX_TABLE_CAPACITY\n"
-"                        (default 4096, at most 1048576)\n"
-"  --blocked-streams N   qpack-decode: our SETTINGS_QPACK_BLOCKED_STREAMS\n"
-"                        (default 100)\n"
+"  --table-capacity N    SETTINGS_QPACK_MAX_TABLE_CAPACITY of the decoding\n"
+"                        side (default 4096, at most 1048576): for\n"
+"                        qpack-decode, ours; for qpack-encode, the peer's\n"
+"  --blocked-streams N   SETTINGS_QPACK_BLOCKED_STREAMS of the decoding\n"
+"                        side (default 100): for qpack-decode, ours; for\n"
+"                        qpack-encode, the peer's\n"
+"  --max-table-capacity N\n"
+"                        qpack-encode: our own cap on the table (default:\n"
+"                        --table-capacity); the table used is the smaller\n"
+"  --ack-immediate       qpack-encode: the peer acknowledges each section\n"
+"                        as soon as it is encoded (the default)\n"
+"  --no-ack              qpack-encode: the peer acknowledges nothing\n"
 "  -h, --help            this text\n"
 "\n"
 "exit status: 0 success, 1 bad input or a decoding error or mismatch,\n"
@@ -106,7 +128,13 @@ const char kHelp[] =
 "\n"
 "example (QPACK, an encoder's output for the qifs request lists):\n"
 "  hpack qpack-decode --table-capacity 4096 --blocked-streams 100 \\\n"
-"      fb-req.out.4096.100.0 > fb-req.decoded.qif\n";
+"      fb-req.out.4096.100.0 > fb-req.decoded.qif\n"
+"\n"
+"example (QPACK, a qifs request list encoded and decoded back):\n"
+"  hpack qpack-encode --table-capacity 4096 --blocked-streams 100 \\\n"
+"      --ack-immediate fb-req.qif fb-req.out.4096.100.1\n"
+"  hpack qpack-decode --table-capacity 4096 --blocked-streams 100 \\\n"
+"      fb-req.out.4096.100.1 | cmp - fb-req.qif\n";
 
 struct Options {
     bool                      verbose = false;
@@ -150,13 +178,22 @@ struct SizeOption {
     bool       *set;
 };
 
+/* A flag of a subcommand: --NAME sets *target to value (flags that share a
+ * target are alternatives: the last one given wins). */
+struct FlagOption {
+    const char *name;
+    bool       *target;
+    bool        value;
+};
+
 /* Parses the arguments after the subcommand: FILEs ("-" and everything
- * after "--" included), -h, -v when verbose is not NULL, and the size
- * options, each a `what` from 0 to HPACK_MAX_TABLE_SIZE.  0, or an exit
- * status. */
+ * after "--" included), -h, -v when verbose is not NULL, the flags, and
+ * the size options, each a `what` from 0 to HPACK_MAX_TABLE_SIZE.  0, or
+ * an exit status. */
 int parse_args(const std::string &cmd, int argc, char **argv,
                const std::vector<SizeOption> &sizes, const char *what,
-               bool *verbose, std::vector<std::string> *files)
+               bool *verbose, std::vector<std::string> *files,
+               const std::vector<FlagOption> &flags = {})
 {
     bool only_files = false;
     for (int i = 0; i < argc; i++) {
@@ -175,6 +212,16 @@ int parse_args(const std::string &cmd, int argc, char **argv,
         }
         if (verbose && (a == "-v" || a == "--verbose")) {
             *verbose = true;
+            continue;
+        }
+        const FlagOption *flag = nullptr;
+        for (const FlagOption &f : flags) {
+            if (a == f.name) {
+                flag = &f;
+            }
+        }
+        if (flag) {
+            *flag->target = flag->value;
             continue;
         }
         std::string name = a, value;
@@ -781,6 +828,75 @@ int cmd_qpack_decode(int argc, char **argv)
                                         std::cout, std::cerr);
 }
 
+
+/* ------------------------------------------------------ QPACK encode */
+
+/* hpack qpack-encode [--table-capacity N] [--blocked-streams N]
+ *     [--max-table-capacity N] [--ack-immediate|--no-ack] IN.qif OUT */
+int cmd_qpack_encode(int argc, char **argv)
+{
+    const std::string cmd = "qpack-encode";
+    hpack_tools::qif::EncodeSettings s;
+    bool max_set = false;
+    std::vector<std::string> files;
+    int rc = parse_args(cmd, argc, argv,
+                        {{"--table-capacity", &s.capacity, nullptr},
+                         {"--blocked-streams", &s.blocked, nullptr},
+                         {"--max-table-capacity", &s.max_capacity, &max_set}},
+                        "number", nullptr, &files,
+                        {{"--ack-immediate", &s.ack, true},
+                         {"--no-ack", &s.ack, false}});
+    if (rc != 0) {
+        return rc;
+    }
+    if (files.size() != 2) {
+        return usage_error(cmd + " takes IN.qif and OUT");
+    }
+    if (!max_set) {
+        s.max_capacity = s.capacity;
+    }
+    std::string text, label = files[0];
+    if (label == "-") {
+        text.assign(std::istreambuf_iterator<char>(std::cin),
+                    std::istreambuf_iterator<char>());
+        label = "<stdin>";
+    } else {
+        std::string err;
+        if (!story::read_file(label, &text, &err)) {
+            std::cerr << "hpack: " << err << ": " << std::strerror(errno)
+                      << "\n";
+            return 1;
+        }
+    }
+    std::vector<uint8_t> octets;
+    rc = hpack_tools::qif::run_encode(label, text, s, &octets, std::cerr);
+    if (rc != 0) {
+        return rc;
+    }
+    const char *data = reinterpret_cast<const char *>(octets.data());
+    const std::streamsize len = std::streamsize(octets.size());
+    if (files[1] == "-") {
+        std::cout.write(data, len);
+        std::cout.flush();
+        if (!std::cout) {
+            std::cerr << "hpack: cannot write to standard output\n";
+            return 1;
+        }
+        return 0;
+    }
+    std::ofstream out(files[1], std::ios::binary | std::ios::trunc);
+    if (out) {
+        out.write(data, len);
+        out.close();
+    }
+    if (!out) {
+        std::cerr << "hpack: cannot write " << files[1] << ": "
+                  << std::strerror(errno) << "\n";
+        return 1;
+    }
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv)
@@ -795,6 +911,10 @@ int main(int argc, char **argv)
     }
     if (cmd == "qpack-decode") {
         int rc = cmd_qpack_decode(argc - 2, argv + 2);
+        return rc < 0 ? 0 : rc;
+    }
+    if (cmd == "qpack-encode") {
+        int rc = cmd_qpack_encode(argc - 2, argv + 2);
         return rc < 0 ? 0 : rc;
     }
     bool encoder = cmd == "encode" || cmd == "encode-json";

@@ -1,7 +1,8 @@
 /*
  * qif.h: the QPACK offline-interop formats (github.com/qpackers/qifs) and
- * the glue that runs an encoded file through the QPACK decoder, for the
- * hpack tool (`hpack qpack-decode`) and the tests.
+ * the glue that runs an encoded file through the QPACK decoder, and a QIF
+ * file through the QPACK encoder, for the hpack tool (`hpack qpack-decode`,
+ * `hpack qpack-encode`) and the tests.
  *
  * QIF, the plain text: one field a line, name TAB value; a blank line ends
  * a field section; a line that begins with '#' is a comment.
@@ -12,6 +13,11 @@
  * HEADERS frame payload) of that stream.  An encoder numbers the sections
  * of a QIF file 1, 2, 3... in the file's order, so the decoded QIF lists
  * the sections in stream-id order, however blocking reordered them.
+ *
+ * The offline-interop convention gives the encoder one of two assumptions
+ * about the decoder stream it cannot read: immediate acknowledgement (each
+ * section is acknowledged, and its inserts known received, as soon as it
+ * is encoded) or none (nothing is ever acknowledged).
  */
 
 #ifndef HPACK_TOOLS_QIF_H
@@ -312,6 +318,171 @@ inline int run_decode(const std::string &label, const std::string &octets,
         err << "hpack: " << label << ": " << r.error << "\n";
         return 1;
     }
+    return 0;
+}
+
+
+/* ------------------------------------------------------------- encoding */
+
+/* What a file is encoded for: the peer decoder's settings, our own cap on
+ * the table, and the acknowledgement mode. */
+struct EncodeSettings {
+    /* The peer's SETTINGS_QPACK_MAX_TABLE_CAPACITY and SETTINGS_QPACK_
+     * BLOCKED_STREAMS: the file decodes with these. */
+    size_t  capacity = HPACK_DEFAULT_TABLE_SIZE;
+    size_t  blocked = 100;
+    /* Our cap (qpack_encoder_create()); the table used is the smaller. */
+    size_t  max_capacity = HPACK_DEFAULT_TABLE_SIZE;
+    /* Immediate acknowledgement: the decoder stream of a decoder that
+     * decoded each section is read by the encoder before the next. */
+    bool    ack = true;
+};
+
+struct EncodeResult {
+    std::vector<uint8_t>  octets;          /* the encoded file */
+    /* "" on success, else what went wrong and where. */
+    std::string           error;
+    /* The codec's error, or 0 when the error is the check's. */
+    int                   rc = 0;
+    size_t                sections = 0;        /* sections encoded */
+    size_t                encoder_stream = 0;  /* octets on stream 0 */
+    size_t                decoder_stream = 0;  /* octets the encoder read */
+};
+
+/* The encoder-stream budget of a section of n headers of octets octets
+ * (name_len + value_len): offline there is no flow control to bound it, so
+ * one no section uses up.  An insert costs at most what the field's
+ * literal in the section does (its octets and length prefixes, which
+ * QPACK_ENCODE_BOUND() counts), a duplicate less. */
+inline size_t encoder_stream_budget(size_t n, size_t octets)
+{
+    return 2 * QPACK_ENCODE_BOUND(n, octets);
+}
+
+/* Encodes sections with one encoder of s.max_capacity that was told the
+ * peer's settings, section i (from 0) on stream i + 1: a stream-0 record
+ * of the encoder-stream octets it needs (none when it needs none), then
+ * its record.  One decoder of the peer's settings reads each section's
+ * records as soon as they are written, as the peer would, and must give
+ * back the section's fields; with s.ack its decoder stream is read by the
+ * encoder before the next section, else it is dropped.  false on an error
+ * (r->error says it; r->octets holds the records before it). */
+inline bool encode(const std::vector<HeaderList> &sections,
+                   const EncodeSettings &s, EncodeResult *r)
+{
+    *r = EncodeResult();
+    qpack_encoder_t *enc = qpack_encoder_create(nullptr, s.max_capacity,
+                                                nullptr);
+    qpack_decoder_t *dec = qpack_decoder_create(nullptr, s.capacity,
+                                                s.blocked);
+    auto fail = [&](std::string where, int rc, std::string what) {
+        r->rc = rc;
+        r->error = std::move(where) + ": "
+                   + (rc != 0 ? describe_error(rc) : std::move(what));
+        qpack_encoder_destroy(enc);
+        qpack_decoder_destroy(dec);
+        return false;
+    };
+    if (enc == nullptr) {
+        return fail("settings", 0, "cannot create a QPACK encoder (table "
+                                   "capacity " + std::to_string(s.max_capacity)
+                                   + ")");
+    }
+    if (dec == nullptr) {
+        return fail("settings", 0, "cannot create a QPACK decoder (table "
+                                   "capacity " + std::to_string(s.capacity)
+                                   + ")");
+    }
+    int rc = qpack_encoder_set_peer_settings(enc, s.capacity, s.blocked);
+    if (rc != QPACK_OK) {
+        return fail("settings", rc, "");
+    }
+    std::vector<uint8_t> section, stream_octets;
+    for (size_t i = 0; i < sections.size(); i++) {
+        const HeaderList &fields = sections[i];
+        const uint64_t stream = i + 1;
+        const std::string where = "section " + std::to_string(stream)
+                                  + " (stream " + std::to_string(stream)
+                                  + ")";
+        std::vector<hpack_header_t> h = story::to_hpack(fields);
+        size_t octets = 0;
+        for (const Header &f : fields) {
+            octets += f.name.size() + f.value.size();
+        }
+        section.assign(QPACK_ENCODE_BOUND(h.size(), octets), 0);
+        stream_octets.assign(encoder_stream_budget(h.size(), octets), 0);
+        size_t len = 0, stream_len = 0;
+        rc = qpack_encode(enc, stream, h.data(), h.size(), section.data(),
+                          section.size(), &len, stream_octets.data(),
+                          stream_octets.size(), &stream_len);
+        if (rc != QPACK_OK) {
+            return fail(where + ", encoding", rc, "");
+        }
+        if (len > section.size() || stream_len > stream_octets.size()) {
+            return fail(where, 0, "the encoder wrote past its buffers");
+        }
+        if (stream_len != 0) {
+            append_record(&r->octets, 0, stream_octets.data(), stream_len);
+            r->encoder_stream += stream_len;
+        }
+        append_record(&r->octets, stream, section.data(), len);
+        r->sections++;
+
+        /* The peer, who has every record so far. */
+        rc = qpack_decoder_read_encoder(dec, stream_octets.data(),
+                                        stream_len);
+        if (rc != QPACK_OK) {
+            return fail(where + ", our decoder reading the encoder stream",
+                        rc, "");
+        }
+        std::map<uint64_t, HeaderList> decoded;
+        rc = decode_section(dec, stream, section.data(), len, &decoded);
+        if (rc != QPACK_OK && qpack_decoder_blocked_streams(dec) != 0) {
+            return fail(where, 0, "our decoder blocked on the section, "
+                                  "though it read the encoder stream "
+                                  "before it");
+        }
+        if (rc != QPACK_OK) {
+            return fail(where + ", our decoder reading the section", rc,
+                        "");
+        }
+        const std::string diff = story::diff(fields, decoded[stream]);
+        if (!diff.empty()) {
+            return fail(where, 0, "our decoder reads back other fields: "
+                                  + diff);
+        }
+        uint8_t owed[256];
+        for (size_t m; (m = qpack_decoder_drain(dec, owed, sizeof owed));) {
+            if (!s.ack) {
+                continue;
+            }
+            rc = qpack_encoder_read_decoder(enc, owed, m);
+            if (rc != QPACK_OK) {
+                return fail(where + ", the encoder reading the decoder "
+                                    "stream", rc, "");
+            }
+            r->decoder_stream += m;
+        }
+    }
+    qpack_encoder_destroy(enc);
+    qpack_decoder_destroy(dec);
+    return true;
+}
+
+/* `hpack qpack-encode`: encodes the QIF text of the file at label into
+ * *out.  On an error, "hpack: LABEL: ERROR" goes to err and *out is left
+ * empty.  The exit status: 0, or 1 for an error. */
+inline int run_encode(const std::string &label, const std::string &text,
+                      const EncodeSettings &s, std::vector<uint8_t> *out,
+                      std::ostream &err)
+{
+    EncodeResult r;
+    out->clear();
+    if (!encode(parse(text), s, &r)) {
+        err << "hpack: " << label << ": " << r.error << "\n";
+        return 1;
+    }
+    *out = std::move(r.octets);
     return 0;
 }
 
