@@ -13,7 +13,9 @@
 //
 // The same lists, encoded by nghttp3 into QPACK offline-interop files, go
 // through `hpack qpack-decode` (codec/tools/qif.h), whose QIF must be the
-// input's.
+// input's.  And the other way: our encoder's offline-interop files (`hpack
+// qpack-encode`) must decode, by `hpack qpack-decode` and by libnghttp3's
+// decoder, to the lists they were encoded from.
 
 #include <gtest/gtest.h>
 
@@ -23,6 +25,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -513,6 +516,368 @@ TEST(QpackDecodeCli, ErrorsNameTheRecordAndTheHttp3Code) {
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.out, ":method\tGET\n\n");
     EXPECT_NE(r.err.find("a second field section"), std::string::npos) << r.err;
+}
+
+// ------------------------------------------- hpack qpack-encode (qif.h)
+//
+// Our encoder's offline-interop files (qif::encode(), what `hpack
+// qpack-encode` writes) read back by `hpack qpack-decode` (qif::decode())
+// and by libnghttp3's decoder, at capacities 0, 256, 4096 and 65536 with 0
+// and 100 blocked streams, immediate acknowledgement or none, and with our
+// cap below and above the peer's capacity.  Every mode runs on the
+// built-in lists and on each qifs list: about 0.3 s in all, most of it
+// fb-req's 383 sections (2.5 s under ASan, 6 s under valgrind).
+
+struct EncodeMode {
+    size_t capacity;       // the peer's SETTINGS_QPACK_MAX_TABLE_CAPACITY
+    size_t blocked;        // the peer's SETTINGS_QPACK_BLOCKED_STREAMS
+    bool ack;              // immediate acknowledgement
+    size_t max_capacity;   // our cap; kPeerCap: the peer's capacity
+};
+
+constexpr size_t kPeerCap = SIZE_MAX;
+
+std::string encode_mode_name(const EncodeMode& m) {
+    return "capacity " + std::to_string(m.capacity) + ", blocked " + std::to_string(m.blocked) +
+           (m.ack ? ", immediate ack" : ", no ack") +
+           (m.max_capacity != kPeerCap ? ", our cap " + std::to_string(m.max_capacity) : "");
+}
+
+std::vector<EncodeMode> encode_modes() {
+    std::vector<EncodeMode> modes;
+    for (const size_t capacity : {0, 256, 4096, 65536})
+        for (const size_t blocked : {0, 100})
+            for (const bool ack : {true, false})
+                modes.push_back({capacity, blocked, ack, kPeerCap});
+    // Our cap below the peer's capacity: the table is the smaller, but the
+    // Required Insert Count is encoded with the peer's (RFC 9204 4.5.1.1).
+    modes.push_back({4096, 100, true, 256});
+    modes.push_back({65536, 100, false, 4096});
+    modes.push_back({4096, 100, true, 0});
+    // Our cap above it.
+    modes.push_back({256, 0, true, 65536});
+    return modes;
+}
+
+struct Record {
+    uint64_t stream;
+    std::vector<uint8_t> data;
+};
+
+// An offline-interop file's records; "" or what is wrong with the file.
+std::string split_records(const std::vector<uint8_t>& file, std::vector<Record>* out) {
+    out->clear();
+    size_t off = 0;
+    while (off < file.size()) {
+        if (file.size() - off < hpack_tools::qif::kRecordHeader) return "truncated record header";
+        uint64_t stream = 0;
+        size_t len = 0;
+        for (size_t i = 0; i < 8; ++i) stream = stream << 8 | file[off + i];
+        for (size_t i = 8; i < 12; ++i) len = len << 8 | file[off + i];
+        off += hpack_tools::qif::kRecordHeader;
+        if (file.size() - off < len) return "truncated record";
+        out->push_back({stream, std::vector<uint8_t>(file.begin() + static_cast<long>(off),
+                                                     file.begin() + static_cast<long>(off + len))});
+        off += len;
+    }
+    return "";
+}
+
+// The layout qpack-encode promises: n sections on streams 1..n in order,
+// each after at most one stream-0 record, and no empty stream-0 record.
+std::string check_layout(const std::vector<Record>& records, size_t sections) {
+    uint64_t next = 1;
+    bool encoder_record = false;
+    for (size_t i = 0; i < records.size(); ++i) {
+        const std::string where = "record " + std::to_string(i + 1) + ": ";
+        if (records[i].stream == 0) {
+            if (records[i].data.empty()) return where + "an empty encoder-stream record";
+            if (encoder_record) return where + "two encoder-stream records in a row";
+            encoder_record = true;
+            continue;
+        }
+        if (records[i].stream != next)
+            return where + "stream " + std::to_string(records[i].stream) + ", expected " +
+                   std::to_string(next);
+        ++next;
+        encoder_record = false;
+    }
+    if (encoder_record) return "an encoder-stream record after the last section";
+    if (next != sections + 1)
+        return std::to_string(next - 1) + " sections, expected " + std::to_string(sections);
+    return "";
+}
+
+std::vector<uint8_t> join_records(const std::vector<Record>& records) {
+    std::vector<uint8_t> file;
+    for (const Record& r : records)
+        hpack_tools::qif::append_record(&file, r.stream, r.data.data(), r.data.size());
+    return file;
+}
+
+// The records with every section moved before the encoder-stream record
+// that came with it: a section that refers to an insert of its own then
+// blocks, which a decoder allowing no blocked stream refuses.
+std::vector<Record> sections_first(std::vector<Record> records) {
+    for (size_t i = 1; i < records.size(); ++i) {
+        if (records[i].stream != 0 && records[i - 1].stream == 0) {
+            std::swap(records[i - 1], records[i]);
+            ++i;   // the encoder-stream record stays before the next section
+        }
+    }
+    return records;
+}
+
+// libnghttp3's QPACK decoder on an offline-interop file's records in
+// their order: stream 0's to nghttp3_qpack_decoder_read_encoder, any other
+// as a whole section to nghttp3_qpack_decoder_read_request.  A section
+// that blocks is a failure (its encoder-stream record came before it).
+// "" or the first failure.
+std::string nghttp3_decode(const std::vector<Record>& records, size_t capacity, size_t blocked,
+                           std::vector<HeaderList>* out) {
+    const nghttp3_mem* mem = nghttp3_mem_default();
+    nghttp3_qpack_decoder* dec = nullptr;
+    if (nghttp3_qpack_decoder_new(&dec, capacity, blocked, mem) != 0)
+        return "nghttp3_qpack_decoder_new failed";
+    std::string failure;
+    out->clear();
+    for (size_t i = 0; i < records.size() && failure.empty(); ++i) {
+        const Record& rec = records[i];
+        const std::string where = "record " + std::to_string(i + 1) + " (stream " +
+                                  std::to_string(rec.stream) + "): ";
+        if (rec.stream == 0) {
+            const nghttp3_ssize n =
+                nghttp3_qpack_decoder_read_encoder(dec, rec.data.data(), rec.data.size());
+            if (n != static_cast<nghttp3_ssize>(rec.data.size()))
+                failure = where + "nghttp3_qpack_decoder_read_encoder: " +
+                          (n < 0 ? nghttp3_strerror(static_cast<int>(n)) : "short read");
+            continue;
+        }
+        nghttp3_qpack_stream_context* sctx = nullptr;
+        if (nghttp3_qpack_stream_context_new(&sctx, static_cast<int64_t>(rec.stream), mem) != 0) {
+            failure = where + "nghttp3_qpack_stream_context_new failed";
+            break;
+        }
+        HeaderList got;
+        const uint8_t* p = rec.data.data();
+        size_t left = rec.data.size();
+        for (;;) {
+            nghttp3_qpack_nv nv;
+            uint8_t flags = NGHTTP3_QPACK_DECODE_FLAG_NONE;
+            const nghttp3_ssize n =
+                nghttp3_qpack_decoder_read_request(dec, sctx, &nv, &flags, p, left, 1);
+            if (n < 0) {
+                failure = where + "nghttp3_qpack_decoder_read_request: " +
+                          nghttp3_strerror(static_cast<int>(n));
+                break;
+            }
+            p += n;
+            left -= static_cast<size_t>(n);
+            if (flags & NGHTTP3_QPACK_DECODE_FLAG_EMIT) {
+                const nghttp3_vec name = nghttp3_rcbuf_get_buf(nv.name);
+                const nghttp3_vec value = nghttp3_rcbuf_get_buf(nv.value);
+                got.emplace_back(std::string(reinterpret_cast<const char*>(name.base), name.len),
+                                 std::string(reinterpret_cast<const char*>(value.base), value.len));
+                nghttp3_rcbuf_decref(nv.name);
+                nghttp3_rcbuf_decref(nv.value);
+            }
+            if (flags & NGHTTP3_QPACK_DECODE_FLAG_FINAL) {
+                if (left != 0) failure = where + std::to_string(left) + " octets after the end";
+                break;
+            }
+            if (flags & NGHTTP3_QPACK_DECODE_FLAG_BLOCKED) {
+                failure = where + "blocked, though its encoder-stream record came before it";
+                break;
+            }
+            if (n == 0 && !(flags & NGHTTP3_QPACK_DECODE_FLAG_EMIT)) {
+                failure = where + "nghttp3 made no progress";
+                break;
+            }
+        }
+        nghttp3_qpack_stream_context_del(sctx);
+        out->push_back(std::move(got));
+        // The decoder stream it owes, written and dropped.
+        std::vector<uint8_t> owed(nghttp3_qpack_decoder_get_decoder_streamlen(dec) + 1);
+        nghttp3_buf buf;
+        buf.begin = buf.pos = buf.last = owed.data();
+        buf.end = owed.data() + owed.size();
+        nghttp3_qpack_decoder_write_decoder(dec, &buf);
+    }
+    nghttp3_qpack_decoder_del(dec);
+    return failure;
+}
+
+// What a list set exercised in one mode, for the assertions and the
+// summary line.
+struct EncodeCounts {
+    size_t sections = 0;
+    size_t section_octets = 0;
+    size_t encoder_stream = 0;   // octets on stream 0
+    size_t decoder_stream = 0;   // octets the encoder read back
+    size_t dynamic = 0;          // sections with a Required Insert Count
+};
+
+// One list set (its QIF text want) in one mode: encoded, then read back by
+// our decoder as it is and with every section before its encoder-stream
+// record, and by nghttp3.  Adds to *counts.
+void expect_encode_round_trip(const std::vector<HeaderList>& lists, const std::string& want,
+                              const EncodeMode& m, const std::string& what,
+                              EncodeCounts* counts) {
+    namespace qif = hpack_tools::qif;
+    const std::string where = what + ", " + encode_mode_name(m);
+    qif::EncodeSettings s;
+    s.capacity = m.capacity;
+    s.blocked = m.blocked;
+    s.ack = m.ack;
+    s.max_capacity = m.max_capacity != kPeerCap ? m.max_capacity : m.capacity;
+    qif::EncodeResult r;
+    ASSERT_TRUE(qif::encode(qif::parse(want), s, &r)) << where << ": " << r.error;
+    ASSERT_EQ(r.sections, lists.size()) << where;
+
+    std::vector<Record> records;
+    ASSERT_EQ(split_records(r.octets, &records), "") << where;
+    ASSERT_EQ(check_layout(records, lists.size()), "") << where;
+    size_t dynamic = 0, section_octets = 0;
+    for (const Record& rec : records) {
+        if (rec.stream == 0) continue;
+        section_octets += rec.data.size();
+        // An Encoded Required Insert Count of 0 is one zero octet.
+        if (!rec.data.empty() && rec.data[0] != 0) ++dynamic;
+    }
+    if (std::min(s.capacity, s.max_capacity) == 0) {
+        EXPECT_EQ(r.encoder_stream, 0u) << where;
+        EXPECT_EQ(dynamic, 0u) << where;
+    }
+    if (!m.ack) {
+        // Nothing is ever acknowledged: every section that refers to the
+        // table blocks its stream for good (RFC 9204 2.1.2).
+        EXPECT_LE(dynamic, m.blocked) << where;
+        EXPECT_EQ(r.decoder_stream, 0u) << where;
+    }
+
+    // (a) hpack qpack-decode gives back the QIF.
+    const std::string octets(r.octets.begin(), r.octets.end());
+    std::ostringstream out, err;
+    EXPECT_EQ(qif::run_decode(what, octets, m.capacity, m.blocked, out, err), 0)
+        << where << ": " << err.str();
+    EXPECT_TRUE(out.str() == want) << where << ": " << first_difference(want, out.str());
+
+    // Each section refers only to inserts the encoder could count as
+    // received, or blocks within the peer's limit.
+    const std::vector<uint8_t> late = join_records(sections_first(records));
+    qif::DecodeResult d;
+    EXPECT_TRUE(qif::decode(late.data(), late.size(), m.capacity, m.blocked, &d))
+        << where << ", sections before their encoder stream: " << d.error;
+
+    // (b) libnghttp3's decoder gives the same fields.
+    std::vector<HeaderList> got;
+    EXPECT_EQ(nghttp3_decode(records, m.capacity, m.blocked, &got), "") << where;
+    EXPECT_EQ(got.size(), lists.size()) << where;
+    for (size_t i = 0; i < std::min(got.size(), lists.size()); ++i) {
+        if (got[i] != lists[i]) {
+            ADD_FAILURE() << where << ": nghttp3 decoded section " << i + 1 << " differently";
+            break;
+        }
+    }
+
+    counts->sections += r.sections;
+    counts->section_octets += section_octets;
+    counts->encoder_stream += r.encoder_stream;
+    counts->decoder_stream += r.decoder_stream;
+    counts->dynamic += dynamic;
+}
+
+// Every mode on one list set; one summary line a mode.
+std::vector<EncodeCounts> expect_encode_all_modes(const std::vector<HeaderList>& lists,
+                                                  const std::string& want,
+                                                  const std::string& what) {
+    const std::vector<EncodeMode> modes = encode_modes();
+    std::vector<EncodeCounts> counts(modes.size());
+    for (size_t i = 0; i < modes.size(); ++i) {
+        expect_encode_round_trip(lists, want, modes[i], what, &counts[i]);
+        const EncodeCounts& c = counts[i];
+        std::cout << "[ qpack-enc] " << what << ", " << encode_mode_name(modes[i]) << ": "
+                  << c.sections << " sections of " << c.section_octets << " octets, "
+                  << c.dynamic << " referring to the table, " << c.encoder_stream
+                  << " encoder-stream and " << c.decoder_stream << " decoder-stream octets\n";
+    }
+    return counts;
+}
+
+size_t mode_index(size_t capacity, size_t blocked, bool ack) {
+    const std::vector<EncodeMode> modes = encode_modes();
+    for (size_t i = 0; i < modes.size(); ++i)
+        if (modes[i].capacity == capacity && modes[i].blocked == blocked && modes[i].ack == ack &&
+            modes[i].max_capacity == kPeerCap)
+            return i;
+    return 0;
+}
+
+TEST(QpackEncodeCli, BuiltInRequestsRoundTrip) {
+    const std::vector<HeaderList> lists = builtin_lists();
+    const std::vector<EncodeCounts> c =
+        expect_encode_all_modes(lists, qif_text(lists), "built-in requests");
+    // The table is used: with acknowledgements even when no stream may
+    // block, and without them when streams may.
+    for (const size_t capacity : {256, 4096, 65536}) {
+        EXPECT_GT(c[mode_index(capacity, 0, true)].dynamic, 0u) << capacity;
+        EXPECT_GT(c[mode_index(capacity, 100, false)].dynamic, 0u) << capacity;
+        EXPECT_GT(c[mode_index(capacity, 0, true)].decoder_stream, 0u) << capacity;
+    }
+    EXPECT_LT(c[mode_index(4096, 0, true)].section_octets,
+              c[mode_index(0, 0, true)].section_octets);
+}
+
+TEST(QpackEncodeCli, QifFilesRoundTrip) {
+    std::string dir;
+    const std::vector<std::string> files = qif_files(&dir);
+    if (files.empty()) {
+        GTEST_SKIP() << "no .qif files at " << dir
+                     << " (../shared absent? set QIFS_DIR to a directory of them)";
+    }
+    for (const std::string& f : files) {
+        const std::vector<HeaderList> lists = read_qif(f);
+        ASSERT_FALSE(lists.empty()) << f;
+        const std::vector<EncodeCounts> c = expect_encode_all_modes(lists, qif_text(lists), f);
+        EXPECT_GT(c[mode_index(4096, 0, true)].dynamic, 0u) << f;
+        EXPECT_LT(c[mode_index(4096, 100, true)].section_octets,
+                  c[mode_index(0, 100, true)].section_octets)
+            << f;
+    }
+}
+
+// run_encode() is encode() on the QIF text: comments and blank-line runs
+// do not count, a failure names the section and writes nothing.
+TEST(QpackEncodeCli, RunEncodeParsesQifAndNamesTheFailingSection) {
+    namespace qif = hpack_tools::qif;
+    qif::EncodeSettings s;
+    std::vector<uint8_t> octets;
+    std::ostringstream err;
+    const std::string text = "# a comment\n:method\tGET\n:path\t/\n\n\n\nx-empty\n\n";
+    ASSERT_EQ(qif::run_encode("in.qif", text, s, &octets, err), 0) << err.str();
+    EXPECT_EQ(err.str(), "");
+    std::vector<Record> records;
+    ASSERT_EQ(split_records(octets, &records), "");
+    EXPECT_EQ(check_layout(records, 2), "");
+    std::ostringstream out, derr;
+    EXPECT_EQ(qif::run_decode("out", std::string(octets.begin(), octets.end()), 4096, 100, out,
+                              derr),
+              0)
+        << derr.str();
+    EXPECT_EQ(out.str(), ":method\tGET\n:path\t/\n\nx-empty\t\n\n");
+
+    // An empty name cannot be encoded: the second section fails.
+    std::ostringstream err2;
+    EXPECT_EQ(qif::run_encode("in.qif", "a\tb\n\n\tno name\n", s, &octets, err2), 1);
+    EXPECT_TRUE(octets.empty());
+    EXPECT_NE(err2.str().find("hpack: in.qif: section 2 (stream 2), encoding: "), std::string::npos)
+        << err2.str();
+    EXPECT_NE(err2.str().find("(error -32)"), std::string::npos) << err2.str();
+
+    // No sections: an empty file.
+    std::ostringstream err3;
+    EXPECT_EQ(qif::run_encode("in.qif", "# nothing\n\n", s, &octets, err3), 0);
+    EXPECT_TRUE(octets.empty());
 }
 
 }  // namespace
