@@ -72,6 +72,52 @@ void add_case(const std::string &name, double blocks, double wire,
     g_cases.push_back(std::move(c));
 }
 
+// The processor the figures come from: the aims' verdicts differ between
+// processors (their L1 data cache above all: the Huffman encoder's pair
+// table and the decoder's 32 KiB table), so every result names its own.
+// "model name, family F model M, L1d N KiB" from /proc/cpuinfo and
+// sysconf(); what cannot be read is left out.
+std::string cpu_description()
+{
+    std::string name, family, model;
+    if (FILE *f = std::fopen("/proc/cpuinfo", "r")) {
+        char line[512];
+        while (std::fgets(line, sizeof(line), f) != nullptr) {
+            const char *colon = std::strchr(line, ':');
+            if (colon == nullptr) {
+                if (!name.empty()) {
+                    break;      // the first processor's block ended
+                }
+                continue;
+            }
+            std::string key(line, static_cast<size_t>(colon - line));
+            key.erase(key.find_last_not_of(" \t") + 1);
+            std::string value(colon + 1);
+            value.erase(0, value.find_first_not_of(" \t"));
+            value.erase(value.find_last_not_of(" \t\n") + 1);
+            if (key == "model name" && name.empty()) {
+                name = value;
+            } else if (key == "cpu family" && family.empty()) {
+                family = value;
+            } else if (key == "model" && model.empty()) {
+                model = value;
+            }
+        }
+        std::fclose(f);
+    }
+    std::string d = name.empty() ? "unknown processor" : name;
+    if (!family.empty() && !model.empty()) {
+        d += ", family " + family + " model " + model;
+    }
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+    const long l1d = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    if (l1d > 0) {
+        d += ", L1d " + std::to_string(l1d / 1024) + " KiB";
+    }
+#endif
+    return d;
+}
+
 }  // namespace codec_bench
 
 using namespace codec_bench;
@@ -214,52 +260,6 @@ double quantile(std::vector<double> v, double q)
 {
     std::sort(v.begin(), v.end());
     return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))];
-}
-
-// The processor the figures come from: the aims' verdicts differ between
-// processors (their L1 data cache above all: the Huffman encoder's pair
-// table and the decoder's 32 KiB table), so every result names its own.
-// "model name, family F model M, L1d N KiB" from /proc/cpuinfo and
-// sysconf(); what cannot be read is left out.
-std::string cpu_description()
-{
-    std::string name, family, model;
-    if (FILE *f = std::fopen("/proc/cpuinfo", "r")) {
-        char line[512];
-        while (std::fgets(line, sizeof(line), f) != nullptr) {
-            const char *colon = std::strchr(line, ':');
-            if (colon == nullptr) {
-                if (!name.empty()) {
-                    break;      // the first processor's block ended
-                }
-                continue;
-            }
-            std::string key(line, static_cast<size_t>(colon - line));
-            key.erase(key.find_last_not_of(" \t") + 1);
-            std::string value(colon + 1);
-            value.erase(0, value.find_first_not_of(" \t"));
-            value.erase(value.find_last_not_of(" \t\n") + 1);
-            if (key == "model name" && name.empty()) {
-                name = value;
-            } else if (key == "cpu family" && family.empty()) {
-                family = value;
-            } else if (key == "model" && model.empty()) {
-                model = value;
-            }
-        }
-        std::fclose(f);
-    }
-    std::string d = name.empty() ? "unknown processor" : name;
-    if (!family.empty() && !model.empty()) {
-        d += ", family " + family + " model " + model;
-    }
-#ifdef _SC_LEVEL1_DCACHE_SIZE
-    const long l1d = sysconf(_SC_LEVEL1_DCACHE_SIZE);
-    if (l1d > 0) {
-        d += ", L1d " + std::to_string(l1d / 1024) + " KiB";
-    }
-#endif
-    return d;
 }
 
 std::string json_escape(const std::string &s)

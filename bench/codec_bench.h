@@ -223,9 +223,68 @@ void add_stream_cases(const std::string &group,
                       std::shared_ptr<const Stream> s, bool ng_wire_variant);
 bool add_corpus_cases(const std::string &dir_flag);
 
+// The corpora of the octet measurements (codec_bench_octets.cc), each
+// file one connection: an hpack-test-case story or a QIF file's lists.
+struct Connection {
+    std::string  name;        // story_21, fb-req
+    std::string  source;      // the file
+    std::string  group;       // response, request, qif
+    std::string  classed_by;  // what gave the group
+    Stream       lists;
+};
+
+Connection story_connection(const std::string &path);
+Connection qif_connection(const std::string &path);
+std::vector<std::string> qif_files(const std::string &dir);
+
+// The stories of story_dir/raw-data, then the QIF files of qif_dir ("":
+// $HPACK_TEST_CASE_DIR or ../shared/data/hpack-test-case, and
+// ../shared/data/qifs).  skipped says why there is none ("... not found:
+// WHAT skipped"); notes, which of the two is missing.
+struct Corpus {
+    std::vector<Connection>   conns;
+    std::string               skipped;
+    std::vector<std::string>  notes;
+};
+Corpus load_corpus(const std::string &story_dir, const std::string &qif_dir,
+                   const char *what);
+
 // The corpus octets (codec_bench_octets.cc): untimed, writes JSON to out.
 int run_corpus_octets(const std::string &story_dir, const std::string &qif_dir,
                       const std::string &out, const std::string &codec_id);
+
+// Our encoders take their hash seed from their own address (encoder.cc,
+// hpack_encoder_create(); qpack_encoder.cc likewise), and which volatile
+// fields' hashes share a set of the history, so which recurring fields are
+// indexed, follows the seed: our octets differ from one address to
+// another.  An encoder allocated from an Arena, mapped at a fixed address,
+// repeats its octets from run to run.
+class Arena {
+public:
+    Arena(uintptr_t base, size_t size);
+    ~Arena();
+    Arena(const Arena &) = delete;
+
+    // A bump allocator from placement * 64 octets on, what an encoder
+    // frees coming back with the next call; NULL (malloc, wherever it puts
+    // the encoder) when the arena could not be mapped at its address.
+    const hpack_allocator_t *allocator(size_t placement);
+
+    bool pinned() const { return base_ != nullptr; }
+
+private:
+    static void *alloc(void *ctx, size_t size);
+    static void release(void *, void *) {}
+
+    uint8_t           *base_ = nullptr;
+    size_t             size_;
+    size_t             used_ = 0;
+    hpack_allocator_t  allocator_ = {alloc, release, this};
+};
+
+// "model name, family F model M, L1d N KiB" of the processor that runs
+// the benchmark (codec_bench.cc).
+std::string cpu_description();
 
 std::string header_values_text();
 std::string hex_text();

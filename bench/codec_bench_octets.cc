@@ -3,8 +3,8 @@
 // the wire of real header lists, for ours, libnghttp2's deflater and a
 // bound, at table sizes 4096, 16384 and 65536, and our encoder's octets
 // against its memory at five table sizes.  Nothing is timed, and our
-// encoders sit at fixed addresses (Arena below): the figures are the same
-// on every machine and in every run.
+// encoders sit at fixed addresses (Arena, codec_bench.h): the figures are
+// the same on every machine and in every run.
 //
 // Inputs, each file ONE connection (one encoder context, one decoder):
 //   hpack-test-case raw-data/story_*.json   request or response stories
@@ -65,14 +65,6 @@ constexpr size_t kMemorySizes[] = {4096, 8192, 16384, 32768, 65536};
 const char kDataDir[] = "../shared/data";
 const char kQifDir[] = "../shared/data/qifs";
 const char kStoryDir[] = "../shared/data/hpack-test-case";
-
-struct Connection {
-    std::string  name;        // story_21, fb-req
-    std::string  source;      // the file
-    std::string  group;       // response, request, qif
-    std::string  classed_by;  // what gave the group
-    Stream       lists;
-};
 
 // What one side of a pass put on the wire (the blocks' lengths), and what
 // it did to the table (ours from its encoder's counters, nghttp2's from
@@ -170,6 +162,8 @@ bool has_name(const story::Story &st, const char *name)
     return false;
 }
 
+}  // namespace
+
 Connection story_connection(const std::string &path)
 {
     story::Story st;
@@ -236,6 +230,47 @@ std::vector<std::string> qif_files(const std::string &dir)
     return files;
 }
 
+Corpus load_corpus(const std::string &story_flag, const std::string &qif_flag,
+                   const char *what)
+{
+    // Where the data is: --corpus (an hpack-test-case checkout, else
+    // $HPACK_TEST_CASE_DIR or ../shared/data/hpack-test-case) and --qifs.
+    std::string story_dir = story_flag;
+    if (story_dir.empty()) {
+        std::string tried;
+        story_dir = story::corpus_dir(&tried);
+        if (story_dir.empty()) {
+            story_dir = tried;
+        }
+    }
+    const std::string qif_dir = qif_flag.empty() ? kQifDir : qif_flag;
+    const std::vector<std::string> stories =
+        story::story_files(story_dir + "/raw-data");
+    const std::vector<std::string> qifs = qif_files(qif_dir);
+
+    Corpus c;
+    if (stories.empty() && qifs.empty()) {
+        const bool defaults = story_dir == kStoryDir && qif_dir == kQifDir;
+        c.skipped = (defaults ? std::string(kDataDir)
+                              : story_dir + "/raw-data and " + qif_dir)
+                    + " not found: " + what + " skipped";
+    } else if (stories.empty()) {
+        c.notes.push_back("no raw-data/story_*.json under " + story_dir
+                          + ": stories skipped");
+    } else if (qifs.empty()) {
+        c.notes.push_back("no *.qif in " + qif_dir + ": QIF lists skipped");
+    }
+    for (const std::string &f : stories) {
+        c.conns.push_back(story_connection(f));
+    }
+    for (const std::string &f : qifs) {
+        c.conns.push_back(qif_connection(f));
+    }
+    return c;
+}
+
+namespace {
+
 // ------------------------------------------------------------------ bound
 
 // The pairs a connection has sent so far, for the bound.
@@ -274,74 +309,13 @@ uint64_t bound_octets(const HeaderList &list, Seen *seen)
 
 // ---------------------------------------------------------------- encoders
 
-// Our encoder takes its hash seed from its own address (encoder.cc,
-// hpack_encoder_create()), and which volatile fields' hashes share a set
-// of its history, so which recurring fields are indexed, follows the seed:
-// ours' octets differ from one address to another.  Here our encoders live
-// in an arena mapped at a fixed address, so that the figures repeat;
-// placement 0 is the one reported, and kPlacements of them (the same
-// arena, offset by 64-octet steps) give the spread the report shows.
+// Our encoders live in an arena mapped at a fixed address (Arena,
+// codec_bench.h), so that the figures repeat; placement 0 is the one
+// reported, and kPlacements of them (the same arena, offset by 64-octet
+// steps) give the spread the report shows.
 constexpr uintptr_t kArenaBase = 0x200000000000;
 constexpr size_t kArenaSize = 256u << 20;
 constexpr size_t kPlacements = 8;
-
-class Arena {
-public:
-    Arena()
-    {
-        void *p = mmap(reinterpret_cast<void *>(kArenaBase), kArenaSize,
-                       PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE
-                           | MAP_FIXED_NOREPLACE, -1, 0);
-        if (p != MAP_FAILED && p != reinterpret_cast<void *>(kArenaBase)) {
-            munmap(p, kArenaSize);     // a kernel that took it as a hint
-            p = MAP_FAILED;
-        }
-        base_ = p == MAP_FAILED ? nullptr : static_cast<uint8_t *>(p);
-    }
-
-    ~Arena()
-    {
-        if (base_ != nullptr) {
-            munmap(base_, kArenaSize);
-        }
-    }
-
-    Arena(const Arena &) = delete;
-
-    // NULL (malloc, wherever it puts the encoder) when the arena could not
-    // be mapped at kArenaBase.
-    const hpack_allocator_t *allocator(size_t placement)
-    {
-        if (base_ == nullptr) {
-            return nullptr;
-        }
-        used_ = placement * 64;
-        return &allocator_;
-    }
-
-    bool pinned() const { return base_ != nullptr; }
-
-private:
-    // A bump allocator: what an encoder frees comes back with the next
-    // placement.
-    static void *alloc(void *ctx, size_t size)
-    {
-        Arena *a = static_cast<Arena *>(ctx);
-        const size_t at = (a->used_ + 63) & ~size_t(63);
-        if (at + size > kArenaSize) {
-            die("corpus octets: the encoders' arena is exhausted");
-        }
-        a->used_ = at + size;
-        return a->base_ + at;
-    }
-
-    static void release(void *, void *) {}
-
-    uint8_t           *base_ = nullptr;
-    size_t             used_ = 0;
-    hpack_allocator_t  allocator_ = {alloc, release, this};
-};
 
 // Counts what an encoder holds: a layer over the arena's allocator (or
 // malloc's, when the arena is not pinned) that passes every block on
@@ -662,49 +636,59 @@ void write_json(const std::string &path, const std::string &codec_id,
 
 }  // namespace
 
+Arena::Arena(uintptr_t base, size_t size) : size_(size)
+{
+    void *p = mmap(reinterpret_cast<void *>(base), size,
+                   PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE
+                       | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p != MAP_FAILED && p != reinterpret_cast<void *>(base)) {
+        munmap(p, size);     // a kernel that took it as a hint
+        p = MAP_FAILED;
+    }
+    base_ = p == MAP_FAILED ? nullptr : static_cast<uint8_t *>(p);
+}
+
+Arena::~Arena()
+{
+    if (base_ != nullptr) {
+        munmap(base_, size_);
+    }
+}
+
+const hpack_allocator_t *Arena::allocator(size_t placement)
+{
+    if (base_ == nullptr) {
+        return nullptr;
+    }
+    used_ = placement * 64;
+    return &allocator_;
+}
+
+void *Arena::alloc(void *ctx, size_t size)
+{
+    Arena *a = static_cast<Arena *>(ctx);
+    const size_t at = (a->used_ + 63) & ~size_t(63);
+    if (at + size > a->size_) {
+        die("the encoders' arena is exhausted");
+    }
+    a->used_ = at + size;
+    return a->base_ + at;
+}
+
 int run_corpus_octets(const std::string &story_flag,
                       const std::string &qif_flag, const std::string &out,
                       const std::string &codec_id)
 {
-    // Where the data is: --corpus (an hpack-test-case checkout, else
-    // $HPACK_TEST_CASE_DIR or ../shared/data/hpack-test-case) and --qifs.
-    std::string story_dir = story_flag;
-    if (story_dir.empty()) {
-        std::string tried;
-        story_dir = story::corpus_dir(&tried);
-        if (story_dir.empty()) {
-            story_dir = tried;
-        }
-    }
-    const std::string qif_dir = qif_flag.empty() ? kQifDir : qif_flag;
-    const std::vector<std::string> stories =
-        story::story_files(story_dir + "/raw-data");
-    const std::vector<std::string> qifs = qif_files(qif_dir);
-
-    std::vector<std::string> notes;
-    std::string skipped;
-    if (stories.empty() && qifs.empty()) {
-        const bool defaults = story_dir == kStoryDir && qif_dir == kQifDir;
-        skipped = (defaults ? std::string(kDataDir)
-                            : story_dir + "/raw-data and " + qif_dir)
-                  + " not found: corpus octets skipped";
+    Corpus corpus = load_corpus(story_flag, qif_flag, "corpus octets");
+    const std::string &skipped = corpus.skipped;
+    std::vector<std::string> &notes = corpus.notes;
+    const std::vector<Connection> &conns = corpus.conns;
+    if (!skipped.empty()) {
         std::printf("codec_bench: %s\n", skipped.c_str());
-    } else if (stories.empty()) {
-        notes.push_back("no raw-data/story_*.json under " + story_dir
-                        + ": stories skipped");
-    } else if (qifs.empty()) {
-        notes.push_back("no *.qif in " + qif_dir + ": QIF lists skipped");
     }
 
-    std::vector<Connection> conns;
-    for (const std::string &f : stories) {
-        conns.push_back(story_connection(f));
-    }
-    for (const std::string &f : qifs) {
-        conns.push_back(qif_connection(f));
-    }
-
-    Arena arena;
+    Arena arena(kArenaBase, kArenaSize);
     if (!conns.empty() && !arena.pinned()) {
         notes.push_back("the encoders' arena could not be mapped at a fixed "
                         "address: ours' octets follow where malloc put each "
