@@ -1,6 +1,6 @@
 # The codec benchmark: ours against libnghttp2 and nginx's stock Huffman
-# functions, in one binary and one run (bench/codec_bench*.cc;
-# bench/README.md, "make bench-codec").
+# functions, and our QPACK codec against libnghttp3, in one binary and one
+# run (bench/codec_bench*.cc; bench/README.md, "make bench-codec").
 #
 # Everything timed is built at the same optimization, $(OPT) (-O2): the codec
 # (the plain library), the two nginx files compiled unmodified from the nginx
@@ -29,7 +29,7 @@ endif
 # the machine for its whole run).
 BENCH_PAIRED_SECONDS ?= 1
 BENCH_PAIRED_RUNS    ?= 3
-BENCH_PAIRED_GROUPS  ?= huffman,request,response
+BENCH_PAIRED_GROUPS  ?= huffman,request,response,qpack
 ifeq ($(QUICK),1)
 BENCH_PAIRED_SECONDS := 0.02
 BENCH_PAIRED_RUNS    := 1
@@ -39,7 +39,7 @@ BENCH_PAIRED_ALL      = $(foreach i,$(shell seq $(BENCH_PAIRED_RUNS)),$(call BEN
 # Extra Google Benchmark flags, e.g. BENCH_ARGS=--benchmark_filter=huffman
 BENCH_ARGS       ?=
 # Callgrind: groups of cases and iterations per case.
-BENCH_CG_GROUPS  ?= huffman,request,response
+BENCH_CG_GROUPS  ?= huffman,request,response,qpack
 BENCH_CG_ITERS   ?= 20
 
 BENCH_CXXFLAGS   := -std=c++17 $(OPT) -g -Wall -Wextra -Werror \
@@ -57,14 +57,17 @@ BENCH_SHIM_HDRS  := $(wildcard bench/nginx_huff_shim/*.h)
 # The benchmark: main and the drivers first, then the cases and adapters.
 BENCH_OBJS       := $(patsubst bench/%.cc,$(BENCH_DIR)/%.o,bench/codec_bench.cc \
                     $(filter-out bench/codec_bench.cc,$(sort $(wildcard bench/codec_bench*.cc))))
-# libnghttp2 linked statically, like the codec: no PLT calls on either side.
-# The references (nginx's functions, then all of libnghttp2) are linked
+BENCH_HDRS       := bench/codec_bench.h bench/codec_bench_qpack.h
+# libnghttp2 and libnghttp3 linked statically, like the codec: no PLT calls
+# on either side.  The references (nginx's functions, then all of
+# libnghttp2 and libnghttp3) are linked
 # first, behind bench/refs_start.c (page-aligned), so that their code lies
 # at the same place in its pages whatever the codec and the benchmark's own
 # code: otherwise a change of ours that moves them by a few octets changes
 # their times by several percent.
 BENCH_REFS       := $(BENCH_DIR)/refs_start.o $(BENCH_NGX_OBJS) \
-                    -Wl,-Bstatic,--whole-archive -lnghttp2 -Wl,--no-whole-archive,-Bdynamic
+                    -Wl,-Bstatic,--whole-archive -lnghttp2 -lnghttp3 \
+                    -Wl,--no-whole-archive,-Bdynamic
 BENCH_LIBS       := -lbenchmark -lpthread
 
 .PHONY: bench-codec bench-corpus bench-codec-callgrind bench-huffman-evicted
@@ -87,7 +90,7 @@ $(BENCH_DIR)/ngx_http_huff_%.o: $(BENCH_NGINX_PATH) $(BENCH_SHIM_HDRS)
 	$(CC) $(OPT) $(BENCH_NGX_CFLAGS) \
 	    -c "$$(cat $<)/src/http/ngx_http_huff_$*.c" -o $@
 
-$(BENCH_OBJS): $(BENCH_DIR)/%.o: bench/%.cc bench/codec_bench.h $(CODEC_HDRS) $(TOOL_HDRS) $(BENCH_SHIM_HDRS)
+$(BENCH_OBJS): $(BENCH_DIR)/%.o: bench/%.cc $(BENCH_HDRS) $(CODEC_HDRS) $(TOOL_HDRS) $(BENCH_SHIM_HDRS)
 	@mkdir -p $(@D)
 	$(CXX) $(BENCH_CXXFLAGS) -c $< -o $@
 
@@ -100,7 +103,7 @@ $(BENCH_BIN): $(BENCH_DIR)/refs_start.o $(BENCH_OBJS) $(BENCH_NGX_OBJS) $(CODEC_
 
 # Google Benchmark (BENCH_REPS repetitions, medians), the paired slices
 # that judge the aims, the corpus octets (untimed, about a second; skipped
-# with a message without ../shared/data), then the report (about 2.5
+# with a message without ../shared/data), then the report (about 3.5
 # minutes)
 ## the codec against libnghttp2 and nginx (QUICK=1: one short smoke run)
 bench-codec: $(BENCH_BIN)

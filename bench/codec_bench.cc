@@ -1,10 +1,14 @@
 // codec_bench: our HPACK codec against libnghttp2 and nginx's stock Huffman
-// functions, side by side in one process (make bench-codec).
+// functions, and our QPACK codec against libnghttp3, side by side in one
+// process (make bench-codec).
 //
 // Cases (every name is group/operation/mode/implementation):
 //   request, response   one typical header block, decoded and encoded
 //   corpus              hpack-test-case raw-data stories as one stream
 //   huffman             4 KiB of header values, hex digits, random printable
+//   qpack               the request and the response as QPACK sections
+//                       (groups qpack-request, qpack-response), against
+//                       libnghttp3 (codec_bench_qpack.cc)
 //
 // COLD: a fresh context per block (create, code it, destroy).  WARM: one
 // long-lived context; decode then takes the steady-state wire the warmed
@@ -22,10 +26,10 @@
 // CALLGRIND_DUMP_STATS_AT(case), for instruction counts per operation
 // (make bench-codec-callgrind).
 //
-// --paired=GROUP[,GROUP] times each case X/ours against X/nginx or
-// X/nghttp2 in alternating slices and writes the fastest slices and the
-// per-pair ratios to --paired-out's JSON (make bench-codec; see "paired
-// slices" below).
+// --paired=GROUP[,GROUP] times each case X/ours against X/nginx,
+// X/nghttp2 or X/nghttp3 in alternating slices and writes the fastest
+// slices and the per-pair ratios to --paired-out's JSON (make bench-codec;
+// see "paired slices" below).
 //
 // --corpus-out=FILE measures, untimed, the octets on the wire of whole
 // connections (hpack-test-case stories and QIF request lists) for ours,
@@ -34,8 +38,9 @@
 // bench-corpus).
 //
 // This file holds the case list, the drivers and main(); the cases are
-// made in codec_bench_blocks.cc and codec_bench_huffman.cc, and the
-// adapters to both libraries are in codec_bench.h and codec_bench_codecs.cc.
+// made in codec_bench_blocks.cc, codec_bench_huffman.cc and
+// codec_bench_qpack.cc, and the adapters to the libraries are in
+// codec_bench.h, codec_bench_codecs.cc and codec_bench_qpack.h.
 
 #include <benchmark/benchmark.h>
 #include <valgrind/callgrind.h>
@@ -52,6 +57,7 @@
 #include <unistd.h>
 
 #include "codec_bench.h"
+#include "codec_bench_qpack.h"
 #include "huffman.h"
 
 namespace codec_bench {
@@ -146,6 +152,9 @@ void build_cases(const std::vector<std::string> &groups,
         add_huffman_cases("values", header_values_text());
         add_huffman_cases("hex", hex_text());
         add_huffman_cases("printable", printable_text());
+    }
+    if (want("qpack")) {
+        add_qpack_cases();
     }
 }
 
@@ -288,7 +297,8 @@ int run_paired_driver(double seconds, const std::string &out_path,
         const std::string prefix = c.name.substr(0, c.name.size() - 4);
         const Case *ref = nullptr;
         for (const Case &r : g_cases) {
-            if (r.name == prefix + "nginx" || r.name == prefix + "nghttp2") {
+            if (r.name == prefix + "nginx" || r.name == prefix + "nghttp2"
+                || r.name == prefix + "nghttp3") {
                 ref = &r;
             }
         }
@@ -393,7 +403,7 @@ void usage()
         "codec_bench --list-cases\n"
         "  --huffman-isa=generic|bmi2  which build of the Huffman code runs\n"
         "      (default: BMI2 when the CPU has it, as in the library)\n"
-        "  groups: request response corpus huffman\n"
+        "  groups: request response corpus huffman qpack\n"
         "  --corpus=DIR  hpack-test-case checkout (default "
         "$HPACK_TEST_CASE_DIR or ../shared/data/hpack-test-case)\n");
 }

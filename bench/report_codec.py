@@ -657,6 +657,54 @@ def corpus_report(path):
     return lines
 
 
+QPACK_GROUPS = [
+    ("qpack-request", "request (11 fields)"),
+    ("qpack-response", "response (12 fields)"),
+]
+
+QPACK_MODES = [
+    ("decode/cold", "decode, cold, nghttp3's wire"),
+    ("decode/warm", "decode, warm, nghttp3's wire"),
+    ("decode-ourwire/cold", "decode, cold, our wire"),
+    ("decode-ourwire/warm", "decode, warm, our wire"),
+    ("encode/cold", "encode, cold"),
+    ("encode/warm", "encode, warm"),
+]
+
+
+def qpack_time_table(res, unit, lines, paired=None):
+    """Ours against nghttp3 per QPACK case: res from Google Benchmark or
+    callgrind, paired {ours case: (ratio, median pair ratio)} when the
+    paired run is there."""
+    if not any(k.startswith("qpack-") for k in res):
+        return False
+    extra_head = extra_rule = ""
+    if paired is not None:
+        extra_head = (" | ours/nghttp3, paired fastest slices "
+                      "| median pair ratio")
+        extra_rule = "---|--:|"
+    lines.append(f"| section | operation | ours {unit} | nghttp3 {unit} "
+                 f"| ours/nghttp3{extra_head} | octets coded, ours "
+                 f"| nghttp3 |")
+    lines.append("|---|---|--:|--:|---|" + extra_rule + "--:|--:|")
+    for group, text in QPACK_GROUPS:
+        for mode, mtext in QPACK_MODES:
+            o = res.get(f"{group}/{mode}/ours")
+            n = res.get(f"{group}/{mode}/nghttp3")
+            if o is None or n is None:
+                continue
+            cells = ""
+            if paired is not None:
+                r, med = paired.get(f"{group}/{mode}/ours", (None, None))
+                cells = (f" | {ratio_text(r, 3)} "
+                         f"| {'-' if med is None else f'{med:.2f}'}")
+            lines.append(f"| {text} | {mtext} | {fmt(o.value)} "
+                         f"| {fmt(n.value)} "
+                         f"| {ratio_text(o.value / n.value)}{cells} "
+                         f"| {fmt(o.wire)} | {fmt(n.wire)} |")
+    return True
+
+
 def main(argv):
     if len(argv) == 3 and argv[1] == "--corpus":
         try:
@@ -691,6 +739,10 @@ def main(argv):
         block_table(res, "Ir", lines)
         lines.append("")
         huffman_tables(res, "Ir", True, lines)
+        qpack = []
+        if qpack_time_table(res, "Ir", qpack):
+            lines += ["", "### QPACK: ours against libnghttp3 (Ir per "
+                      "section; bench/README.md gives the modes)", ""] + qpack
         lines.append("")
         lines.append("### Aims, on instruction counts (the aims are about "
                      "time; this is the load-independent view)")
