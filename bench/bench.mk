@@ -14,6 +14,7 @@ BENCH_NGINX      ?= 1.26.3
 BENCH_NGINX_PATH := $(BENCH_DIR)/nginx-$(BENCH_NGINX).path
 BENCH_JSON       := $(BENCH_DIR)/codec.json
 BENCH_CORPUS_JSON := $(BENCH_DIR)/codec-corpus.json
+BENCH_QPACK_JSON := $(BENCH_DIR)/codec-qpack.json
 BENCH_CG_DIR     := $(BENCH_DIR)/callgrind
 
 # Seconds per repetition and repetitions; QUICK=1 for a smoke run.
@@ -40,6 +41,13 @@ BENCH_PAIRED_ALL      = $(foreach i,$(shell seq $(BENCH_PAIRED_RUNS)),$(call BEN
 BENCH_ARGS       ?=
 # Callgrind: groups of cases and iterations per case.
 BENCH_CG_GROUPS  ?= huffman,request,response,qpack
+# Flags of codec_bench --qpack-out for make bench-qpack-octets (and the
+# QPACK section of make bench-codec), read by the benchmark alone, e.g.
+# QPACK_OCTETS_ARGS='--qpack-sides=ours --qpack-conns=fb-req'.
+QPACK_OCTETS_ARGS ?=
+# The command the QPACK section names (no single quote in the arguments).
+BENCH_QPACK_COMMAND = make $@$(if $(filter 1,$(QUICK)), QUICK=1)$(if \
+                      $(QPACK_OCTETS_ARGS), QPACK_OCTETS_ARGS="$(QPACK_OCTETS_ARGS)")
 BENCH_CG_ITERS   ?= 20
 
 BENCH_CXXFLAGS   := -std=c++17 $(OPT) -g -Wall -Wextra -Werror \
@@ -70,7 +78,8 @@ BENCH_REFS       := $(BENCH_DIR)/refs_start.o $(BENCH_NGX_OBJS) \
                     -Wl,--no-whole-archive,-Bdynamic
 BENCH_LIBS       := -lbenchmark -lpthread
 
-.PHONY: bench-codec bench-corpus bench-codec-callgrind bench-huffman-evicted
+.PHONY: bench-codec bench-corpus bench-qpack-octets bench-codec-callgrind \
+        bench-huffman-evicted
 
 # Which codec was measured: the commit and a hash of the sources built.
 BENCH_CODEC_ID = $$(git rev-parse --short HEAD 2>/dev/null || echo none)+$$(cat \
@@ -102,9 +111,9 @@ $(BENCH_BIN): $(BENCH_DIR)/refs_start.o $(BENCH_OBJS) $(BENCH_NGX_OBJS) $(CODEC_
 	$(CXX) $(BENCH_REFS) $(BENCH_OBJS) $(CODEC_LIB) $(BENCH_LIBS) -o $@
 
 # Google Benchmark (BENCH_REPS repetitions, medians), the paired slices
-# that judge the aims, the corpus octets (untimed, about a second; skipped
-# with a message without ../shared/data), then the report (about 3.5
-# minutes)
+# that judge the aims, the corpus octets and the QPACK allocations and
+# octets (untimed, seconds; the corpora skipped with a message without
+# ../shared/data), then the report (about 3.5 minutes)
 ## the codec against libnghttp2 and nginx (QUICK=1: one short smoke run)
 bench-codec: $(BENCH_BIN)
 	$(BENCH_BIN) --benchmark_min_time=$(BENCH_MIN_TIME) \
@@ -122,10 +131,15 @@ bench-codec: $(BENCH_BIN)
 	done
 	$(BENCH_BIN) --corpus-out=$(BENCH_CORPUS_JSON) \
 	    --corpus-codec=$(BENCH_CODEC_ID)
+	$(BENCH_BIN) --qpack-out=$(BENCH_QPACK_JSON) \
+	    --corpus-codec=$(BENCH_CODEC_ID) $(QPACK_OCTETS_ARGS) \
+	    --qpack-command='$(BENCH_QPACK_COMMAND)'
 	@echo
 	set -o pipefail; { $(PYTHON) -m bench.report_codec $(BENCH_JSON) \
 	    && echo && $(PYTHON) -m bench.report_codec --paired $(BENCH_PAIRED_ALL) \
-	    && echo && $(PYTHON) -m bench.report_codec --corpus $(BENCH_CORPUS_JSON); } \
+	    && echo && $(PYTHON) -m bench.report_codec --corpus $(BENCH_CORPUS_JSON) \
+	    && echo && $(PYTHON) -m bench.report_codec --qpack $(BENCH_QPACK_JSON) \
+	        --gbench=$(BENCH_JSON) --paired $(BENCH_PAIRED_ALL); } \
 	    | tee $(BENCH_DIR)/codec-report.md
 
 # The corpus octets alone, make bench-codec's last section, in seconds:
@@ -138,6 +152,18 @@ bench-corpus: $(BENCH_BIN)
 	@echo
 	set -o pipefail; $(PYTHON) -m bench.report_codec --corpus $(BENCH_CORPUS_JSON) \
 	    | tee $(BENCH_DIR)/codec-corpus.md
+
+# The QPACK allocations per section and octets on the wire alone, make
+# bench-codec's QPACK section without its times, in seconds: what an
+# indexing-policy change of the QPACK encoder does to the octets.
+## QPACK: allocations per section, octets on the wire of the corpora, ours and nghttp3
+bench-qpack-octets: $(BENCH_BIN)
+	$(BENCH_BIN) --qpack-out=$(BENCH_QPACK_JSON) \
+	    --corpus-codec=$(BENCH_CODEC_ID) $(QPACK_OCTETS_ARGS) \
+	    --qpack-command='$(BENCH_QPACK_COMMAND)'
+	@echo
+	set -o pipefail; $(PYTHON) -m bench.report_codec --qpack $(BENCH_QPACK_JSON) \
+	    | tee $(BENCH_DIR)/codec-qpack.md
 
 ## instructions per codec operation under callgrind, deterministic
 bench-codec-callgrind: $(BENCH_BIN)

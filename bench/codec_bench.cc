@@ -37,6 +37,11 @@
 // and writes them to FILE as JSON (codec_bench_octets.cc; make
 // bench-corpus).
 //
+// --qpack-out=FILE measures, untimed, the allocations per QPACK section of
+// ours and nghttp3, and the octets on the wire (sections and encoder
+// stream) of the QIF request lists and the response stories through both
+// QPACK encoders (codec_bench_qpack_octets.cc; make bench-qpack-octets).
+//
 // This file holds the case list, the drivers and main(); the cases are
 // made in codec_bench_blocks.cc, codec_bench_huffman.cc and
 // codec_bench_qpack.cc, and the adapters to the libraries are in
@@ -400,6 +405,15 @@ void usage()
         " the bound,\n"
         "      and our encoder's memory against its table size\n"
         "      (untimed; --qifs default ../shared/data/qifs)\n"
+        "codec_bench --qpack-out=FILE [--corpus=DIR] [--qifs=DIR]"
+        " [--corpus-codec=ID]\n"
+        "            [--qpack-sides=ours|nghttp3|ours,nghttp3]"
+        " [--qpack-conns=TEXT[,TEXT]]\n"
+        "            [--qpack-command=TEXT]\n"
+        "      QPACK, untimed: allocations per section of ours and nghttp3,\n"
+        "      octets on the wire of the QIF lists and response stories\n"
+        "      (--qpack-sides: which encoders; --qpack-conns: only the\n"
+        "      connections whose name contains one TEXT)\n"
         "codec_bench --list-cases\n"
         "  --huffman-isa=generic|bmi2  which build of the Huffman code runs\n"
         "      (default: BMI2 when the CPU has it, as in the library)\n"
@@ -423,6 +437,8 @@ int main(int argc, char **argv)
     std::string corpus_out;
     std::string corpus_codec = "unknown";
     std::string qifs;
+    std::string qpack_out;
+    QpackRunOptions qpack;
     bool list = false;
     long iters = 20;
     std::vector<char *> rest = {argv[0]};
@@ -454,6 +470,27 @@ int main(int argc, char **argv)
             corpus_codec = v;
         } else if (const char *v = value("--qifs=")) {
             qifs = v;
+        } else if (const char *v = value("--qpack-out=")) {
+            qpack_out = v;
+        } else if (const char *v = value("--qpack-command=")) {
+            qpack.command = v;
+        } else if (const char *v = value("--qpack-sides=")) {
+            const std::vector<std::string> sides = split(v, ',');
+            qpack.ours = qpack.nghttp3 = false;
+            for (const std::string &side : sides) {
+                if (side == "ours") {
+                    qpack.ours = true;
+                } else if (side == "nghttp3") {
+                    qpack.nghttp3 = true;
+                } else {
+                    die("--qpack-sides: ours, nghttp3 or both");
+                }
+            }
+            if (sides.empty()) {
+                die("--qpack-sides: ours, nghttp3 or both");
+            }
+        } else if (const char *v = value("--qpack-conns=")) {
+            qpack.conns = split(v, ',');
         } else if (const char *v = value("--callgrind-filter=")) {
             driver_filter = v;
         } else if (const char *v = value("--callgrind-iters=")) {
@@ -485,6 +522,22 @@ int main(int argc, char **argv)
     }
     if (!paired.empty() && paired_out.empty()) {
         die("--paired needs --paired-out=FILE");
+    }
+    if (!qpack_out.empty()) {
+        if (driver_mode || !paired.empty() || list || !corpus_out.empty()) {
+            die("--qpack-out and --callgrind-driver, --paired, --corpus-out "
+                "or --list-cases: one at a time");
+        }
+        qpack.story_dir = corpus;
+        qpack.qif_dir = qifs;
+        qpack.out = qpack_out;
+        qpack.codec_id = corpus_codec;
+        if (qpack.command.empty()) {
+            for (int i = 0; i < argc; i++) {
+                qpack.command += (i ? " " : "") + std::string(argv[i]);
+            }
+        }
+        return run_qpack(qpack);
     }
     if (!corpus_out.empty()) {
         if (driver_mode || !paired.empty() || list) {

@@ -28,8 +28,10 @@
 namespace codec_bench {
 
 constexpr size_t kQpackCapacity = 4096;
-// Where the timed cases' encoders of ours are pinned (Arena).
+// Where our encoders are pinned (Arena): those of the timed cases, and
+// those of the octet measurement.
 constexpr uintptr_t kQpackTimedArenaBase = 0x210000000000;
+constexpr uintptr_t kQpackOctetsArenaBase = 0x220000000000;
 constexpr size_t kQpackBlocked = 100;
 // Room for one section's encoder-stream octets, and the budget our encoder
 // is given: more than any section of the corpora inserts.
@@ -446,6 +448,21 @@ std::vector<QOp> qpack_ops(const HeaderList &list, const std::string &group,
 // The QPACK cases (codec_bench_qpack.cc): groups qpack-request and
 // qpack-response, kRequest's and kResponse's operations.
 void add_qpack_cases();
+
+// The untimed QPACK measurements (codec_bench_qpack_octets.cc): our and
+// nghttp3's allocations per section, and the octets on the wire of the
+// corpora; JSON to out.
+struct QpackRunOptions {
+    std::string  story_dir;      // --corpus (hpack-test-case checkout)
+    std::string  qif_dir;        // --qifs
+    std::string  out;
+    std::string  codec_id;
+    std::string  command;        // what ran it, for the report
+    bool         ours = true;    // --qpack-sides
+    bool         nghttp3 = true;
+    std::vector<std::string> conns;   // --qpack-conns: names containing one
+};
+int run_qpack(const QpackRunOptions &o);
 
 }  // namespace codec_bench
 

@@ -11,6 +11,11 @@ Usage:
                                           file per process
   report_codec.py --corpus FILE           codec_bench --corpus-out's JSON:
                                           octets on the wire, deterministic
+  report_codec.py --qpack FILE [--gbench=RESULTS.json] [--paired FILE...]
+                                          codec_bench --qpack-out's JSON:
+                                          QPACK against libnghttp3, its
+                                          times from the other two when
+                                          given
 
 Prints Markdown: every case per operation, then the ratios ours/nghttp2 and
 ours/nginx against the aims of the benchmark issue with PASS or MISS.  Wall
@@ -26,6 +31,11 @@ that comes out apart from the others.
 The corpus octets compare ours with nghttp2 and with a bound, judge the
 octet target on the response stories, and set our octets against the memory
 our encoder holds at each table size.
+The QPACK section compares ours with libnghttp3: time per section (from
+the Google Benchmark and paired runs), allocations per section (the target:
+none in the steady state), and the octets on the wire of the corpora
+(sections and encoder stream) at blocked streams 0 and 100, with and
+without acknowledgments.
 Callgrind uses instructions (Ir) per operation, which do not depend on the
 machine's load.  --annotate adds, for every aim the instruction counts miss,
 callgrind_annotate's function list of our case and its hottest source lines
@@ -656,7 +666,6 @@ def corpus_report(path):
                     f"| {fmt(t['ours_replay'])} |")
     return lines
 
-
 QPACK_GROUPS = [
     ("qpack-request", "request (11 fields)"),
     ("qpack-response", "response (12 fields)"),
@@ -705,12 +714,256 @@ def qpack_time_table(res, unit, lines, paired=None):
     return True
 
 
+def paired_verdicts(paths):
+    """{ours case: (median over processes of the ratio of fastest slices,
+    median of the per-pair ratio medians)} of codec_bench --paired's
+    JSON files."""
+    runs = {}
+    for path in paths:
+        with open(path) as f:
+            for p in json.load(f)["pairs"]:
+                runs.setdefault(p["ours"], []).append(p)
+    return {name: (statistics.median(p["ours_fastest_ns"]
+                                     / p["other_fastest_ns"] for p in ps),
+                   statistics.median(p["pair_ratio_median"] for p in ps))
+            for name, ps in runs.items()}
+
+
+QPACK_ALLOC_MODES = [
+    ("decode/cold", "decode, cold (creation included), nghttp3's wire"),
+    ("decode-ourwire/cold", "decode, cold (creation included), our wire"),
+    ("decode/warm", "decode, warm, nghttp3's wire"),
+    ("decode-ourwire/warm", "decode, warm, our wire"),
+    ("encode/cold", "encode, cold (creation included)"),
+    ("encode/warm", "encode, warm"),
+]
+
+
+def qpack_alloc_lines(doc):
+    n = doc["alloc_sections"]
+    rec = {(a["group"], a["op"]): a for a in doc["allocations"]}
+    lines = ["### Allocations per section", "",
+             f"Every operation of the QPACK cases run {n} times more, after "
+             "two runs, its "
+             "objects allocating through counting allocators (ours: the "
+             "`hpack_allocator_t` it was created with; nghttp3: its "
+             "`nghttp3_mem`, for the encoder or decoder and the stream "
+             "contexts); allocations (malloc, calloc and realloc) and "
+             "octets per section.  Cold counts the encoder's or decoder's "
+             "creation; warm is the steady state, where the target for "
+             "ours is 0.", "",
+             "| section | operation | ours allocations | nghttp3 allocations "
+             "| ours octets | nghttp3 octets |",
+             "|---|---|--:|--:|--:|--:|"]
+    verdicts = []
+    for group, text in QPACK_GROUPS:
+        for mode, mtext in QPACK_ALLOC_MODES:
+            o = rec.get((group, f"{mode}/ours"))
+            t = rec.get((group, f"{mode}/nghttp3"))
+            if o is None or t is None:
+                continue
+            lines.append(f"| {text} | {mtext} "
+                         f"| {o['allocations'] / n:g} "
+                         f"| {t['allocations'] / n:g} "
+                         f"| {fmt(o['bytes'] / n)} | {fmt(t['bytes'] / n)} |")
+            if mode.endswith("/warm"):
+                verdicts.append(o["allocations"])
+    if verdicts:
+        total = sum(verdicts)
+        lines += ["", f"Target, ours allocates nothing per section in the "
+                  f"steady state (the warm rows): "
+                  f"{'PASS' if total == 0 else 'MISS'} "
+                  f"({total / n:g} allocations per section over the "
+                  f"{len(verdicts)} warm rows)."]
+    return lines
+
+
+QPACK_OCTET_GROUPS = [("qif", "QIF request lists"),
+                      ("response", "response stories")]
+
+
+def qpack_run(c, side, blocked, acked):
+    for r in c["runs"]:
+        if (r["side"] == side and r["blocked"] == blocked
+                and r["acked"] == acked):
+            return r
+    return None
+
+
+def qpack_sums(conns, side, blocked, acked):
+    keys = ("sections", "encoder_stream", "decoder_stream", "inserts",
+            "indexed", "dynamic_names", "blocking_sections")
+    t = dict.fromkeys(keys, 0)
+    t["max_blocking"] = 0
+    for c in conns:
+        r = qpack_run(c, side, blocked, acked)
+        if r is None:
+            return None
+        for k in keys:
+            t[k] += r[k]
+        t["max_blocking"] = max(t["max_blocking"], r["max_blocking"])
+    t["total"] = t["sections"] + t["encoder_stream"]
+    return t
+
+
+def qpack_octet_lines(doc):
+    lines = ["### Octets on the wire (deterministic)", ""]
+    if doc.get("skipped"):
+        lines.append(doc["skipped"] + ": no octet rows.")
+        return lines
+    conns = doc["connections"]
+    sel = doc.get("selection", {})
+    lines += [
+        "Each QIF file's request lists and each hpack-test-case response "
+        "story is one connection, encoded by our encoder and by nghttp3's "
+        f"(peer capacity {doc['capacity']}), at SETTINGS_QPACK_BLOCKED_STREAMS "
+        "0 and 100, **acked**: the peer decoder's decoder stream (ours for "
+        "ours, nghttp3's for nghttp3's) fed back to the encoder after every "
+        "section, before the next is encoded, or **no acks**: nothing fed "
+        "back.  The encoder stream reaches the decoders before its "
+        "section.  Every section was decoded by both libraries' decoders "
+        "and equals its list; a section referring to entries above the "
+        "encoder's Known Received Count (read from the decoder stream fed "
+        "back) is a blocking stream, and more of them at once than "
+        "allowed would have ended the run.", "",
+        "- **total** = field sections + encoder stream, the octets the "
+        "encoder sends; ours/nghttp3 is of the totals;",
+        "- **inserts**: entries inserted on the encoder stream; **refs**: "
+        "fields sent as a dynamic entry (as our decoder counted them); "
+        "**blocking**: sections that referred to unacknowledged entries.",
+        ""]
+    if sel and (not sel.get("ours", True) or not sel.get("nghttp3", True)
+                or sel.get("conns")):
+        lines += [f"Selection: encoders "
+                  + ", ".join(k for k in ("ours", "nghttp3") if sel.get(k))
+                  + (f"; connections whose name contains "
+                     f"{sel['conns']}" if sel.get("conns") else "")
+                  + ".", ""]
+    for note in doc.get("notes", []):
+        lines += [f"Note: {note}.", ""]
+    modes = [(b, a) for b in (0, 100) for a in (True, False)]
+
+    def mode_text(b, a):
+        return f"blocked {b}, {'acked' if a else 'no acks'}"
+
+    groups = [(g, t, [c for c in conns if c["group"] == g])
+              for g, t in QPACK_OCTET_GROUPS]
+    groups = [x for x in groups if x[2]]
+    lines += ["| corpus | mode | ours: sections | encoder stream | total "
+              "| nghttp3: sections | encoder stream | total "
+              "| ours/nghttp3 | sections ours/nghttp3 | inserts, ours "
+              "| nghttp3 | refs, ours | nghttp3 | blocking, ours "
+              "| nghttp3 |",
+              "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:"
+              "|--:|--:|"]
+    empty = {"sections": None, "encoder_stream": None, "total": None,
+             "inserts": None, "indexed": None, "blocking_sections": None}
+    for g, text, cs in groups:
+        lists = sum(c["lists"] for c in cs)
+        for b, a in modes:
+            o = qpack_sums(cs, "ours", b, a) or empty
+            n = qpack_sums(cs, "nghttp3", b, a) or empty
+
+            def ratio_of(k):
+                return (octet_ratio(o[k], n[k])
+                        if o[k] is not None and n[k] is not None else "-")
+            lines.append(
+                f"| {text} ({len(cs)}, {lists:,} lists) | {mode_text(b, a)} "
+                f"| {fmt(o['sections'])} | {fmt(o['encoder_stream'])} "
+                f"| {fmt(o['total'])} | {fmt(n['sections'])} "
+                f"| {fmt(n['encoder_stream'])} | {fmt(n['total'])} "
+                f"| {ratio_of('total')} | {ratio_of('sections')} "
+                f"| {fmt(o['inserts'])} | {fmt(n['inserts'])} "
+                f"| {fmt(o['indexed'])} | {fmt(n['indexed'])} "
+                f"| {fmt(o['blocking_sections'])} "
+                f"| {fmt(n['blocking_sections'])} |")
+
+    lines += ["", "#### Every connection: total octets (sections + encoder "
+              "stream), ours / nghttp3 = ratio", "",
+              "| connection | lists | "
+              + " | ".join(mode_text(b, a) for b, a in modes) + " |",
+              "|---|--:|" + "---|" * len(modes)]
+    for g, text, cs in groups:
+        for c in cs:
+            cells = []
+            for b, a in modes:
+                o = qpack_run(c, "ours", b, a)
+                n = qpack_run(c, "nghttp3", b, a)
+                ot = o["sections"] + o["encoder_stream"] if o else None
+                nt = n["sections"] + n["encoder_stream"] if n else None
+                cells.append(f"{fmt(ot)} / {fmt(nt)} = "
+                             + (octet_ratio(ot, nt) if o and n else "-"))
+            lines.append(f"| {c['name']} ({g}) | {c['lists']:,} | "
+                         + " | ".join(cells) + " |")
+    return lines
+
+
+def qpack_report(path, gbench=None, paired_paths=None):
+    """codec_bench --qpack-out's JSON as Markdown, with the QPACK times of
+    the Google Benchmark and paired runs when given."""
+    with open(path) as f:
+        doc = json.load(f)
+    lines = [f"## QPACK: ours against libnghttp3 {doc['nghttp3']}", "",
+             f"Command: `{doc['command']}`.  Processor: {doc['cpu']}.  "
+             f"Codec measured: commit+sources {doc['codec']}.", ""]
+    if gbench is not None:
+        res, _, _ = read_gbench(gbench)
+        paired = paired_verdicts(paired_paths) if paired_paths else None
+        body = []
+        if qpack_time_table(res, "ns", body, paired):
+            lines += [
+                "### Time per section", "",
+                "The request and the response of the HPACK cases as one "
+                "QPACK field section each; every encoder's peer announced "
+                f"capacity {doc['capacity']} and "
+                f"{doc['timed_blocked_streams']} blocked streams.  **Cold**: a "
+                "new encoder or decoder per section (create, code, "
+                "destroy); the decoder reads the cold encoder's "
+                "encoder stream, then its section.  **Warm**: the same "
+                "section again on a connection that has seen it, its "
+                "acknowledgment fed back: encode is the section (no "
+                "encoder-stream octets left) plus reading the Section "
+                "Acknowledgment, decode is the section plus draining that "
+                "acknowledgment.  Decode rows time both decoders on the "
+                "same wire, nghttp3's encoder's or ours.  ns: CPU time, "
+                "Google Benchmark medians; the paired columns are the "
+                "paired run's (see above), the steadier ratio.", ""] + body
+            lines.append("")
+    lines += qpack_alloc_lines(doc)
+    lines.append("")
+    lines += qpack_octet_lines(doc)
+    return lines
+
+
 def main(argv):
     if len(argv) == 3 and argv[1] == "--corpus":
         try:
             lines = corpus_report(argv[2])
         except (OSError, ValueError, KeyError, IndexError) as e:
             print(f"report_codec: cannot read {argv[2]}: {e}",
+                  file=sys.stderr)
+            return 1
+        print("\n".join(lines))
+        return 0
+    if len(argv) >= 3 and argv[1] == "--qpack":
+        gbench = None
+        paired = []
+        rest = argv[3:]
+        while rest:
+            a = rest.pop(0)
+            if a.startswith("--gbench="):
+                gbench = a[len("--gbench="):]
+            elif a == "--paired":
+                paired = rest
+                rest = []
+            else:
+                print(__doc__, file=sys.stderr)
+                return 1
+        try:
+            lines = qpack_report(argv[2], gbench, paired)
+        except (OSError, ValueError, KeyError, IndexError,
+                statistics.StatisticsError) as e:
+            print(f"report_codec: cannot read the QPACK results: {e}",
                   file=sys.stderr)
             return 1
         print("\n".join(lines))
