@@ -114,7 +114,7 @@ $(BENCH_BIN): $(BENCH_DIR)/refs_start.o $(BENCH_OBJS) $(BENCH_NGX_OBJS) $(CODEC_
 # that judge the aims, the corpus octets and the QPACK allocations and
 # octets (untimed, seconds; the corpora skipped with a message without
 # ../shared/data), then the report (about 3.5 minutes)
-## the codec against libnghttp2 and nginx (QUICK=1: one short smoke run)
+## the codec against libnghttp2, nginx and libnghttp3 (QUICK=1: one short smoke run)
 bench-codec: $(BENCH_BIN)
 	$(BENCH_BIN) --benchmark_min_time=$(BENCH_MIN_TIME) \
 	    --benchmark_repetitions=$(BENCH_REPS) \
