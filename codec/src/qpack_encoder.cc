@@ -48,6 +48,11 @@ constexpr uint64_t kUnackedInserts = 8;
 // duplicated (duplicate()).
 constexpr size_t kDrainingPart = 8;
 
+// A section's first kHints fields remember what each was found as last
+// time (encode_hinted()); a static entry's hint carries kStaticHint.
+constexpr size_t kHints = 32;
+constexpr uint64_t kStaticHint = uint64_t{1} << 63;
+
 // The decoder stream's longest instruction: a 62-bit integer.
 constexpr size_t kMaxInstruction = kInteger62MaxBytes;
 
@@ -137,36 +142,42 @@ const StaticIndex& qpack_static_index() {
 }
 
 // A string literal with the H bit above an N-bit length prefix (RFC 9204
-// 4.1.2), Huffman only when strictly shorter: its length, and its writing.
-inline size_t string_length(int prefix, const uint8_t* s, size_t len) {
-    const size_t h = huffman_encoded_length(s, len);
-    const size_t n = h < len ? h : len;
-    return integer_length(prefix, static_cast<uint32_t>(n)) + n;
-}
+// 4.1.2), Huffman only when strictly shorter, its coded length found once
+// for every place it is written (the encoder stream, the section), or a
+// field's pre-encoded value (7-bit prefix).
+struct Coded {
+    const uint8_t* s;
+    size_t         len;
+    size_t         coded;     // octets after the prefix
+    bool           huffman;
+    const uint8_t* literal;   // hpack_header_t.value_literal, or NULL
 
-inline size_t put_string(uint8_t* dst, uint8_t bits, int prefix, const uint8_t* s, size_t len) {
-    const size_t h = huffman_encoded_length(s, len);
-    if (h < len) {
-        const size_t n = encode_integer(dst, static_cast<uint8_t>(bits | 1u << prefix), prefix,
-                                        static_cast<uint32_t>(h));
-        return n + huffman_encode(s, len, dst + n);
+    static Coded of(const uint8_t* s, size_t len) {
+        const size_t h = huffman_encoded_length(s, len);
+        return Coded{s, len, h < len ? h : len, h < len, nullptr};
     }
-    const size_t n = encode_integer(dst, bits, prefix, static_cast<uint32_t>(len));
-    if (len) memcpy(dst + n, s, len);
-    return n + len;
-}
-
-// A field's value in the 7-bit prefix form, pre-encoded or not.
-inline size_t value_length(const hpack_header_t& h) {
-    return h.value_literal ? h.value_literal_len : string_length(7, h.value, h.value_len);
-}
-
-inline size_t put_value(uint8_t* dst, uint8_t bits, const hpack_header_t& h) {
-    if (!h.value_literal) return put_string(dst, bits, 7, h.value, h.value_len);
-    memcpy(dst, h.value_literal, h.value_literal_len);
-    dst[0] = static_cast<uint8_t>(dst[0] | bits);
-    return h.value_literal_len;
-}
+    static Coded value_of(const hpack_header_t& h) {
+        if (h.value_literal)
+            return Coded{h.value, h.value_len, h.value_literal_len, false, h.value_literal};
+        return of(h.value, h.value_len);
+    }
+    size_t length(int prefix) const {
+        return literal ? coded : integer_length(prefix, static_cast<uint32_t>(coded)) + coded;
+    }
+    size_t put(uint8_t* dst, uint8_t bits, int prefix) const {
+        if (literal) {  // 7-bit prefix, the H bit in place
+            memcpy(dst, literal, coded);
+            dst[0] = static_cast<uint8_t>(dst[0] | bits);
+            return coded;
+        }
+        const uint8_t h = huffman ? static_cast<uint8_t>(1u << prefix) : 0;
+        const size_t n = encode_integer(dst, static_cast<uint8_t>(bits | h), prefix,
+                                        static_cast<uint32_t>(coded));
+        if (huffman) return n + huffman_encode(s, len, dst + n);
+        if (len) memcpy(dst + n, s, len);
+        return n + len;
+    }
+};
 
 }  // namespace
 }  // namespace hpack
@@ -194,6 +205,7 @@ struct qpack_encoder {
         uint8_t* stream;        // the encoder-stream budget
         size_t   stream_used = 0;
         size_t   stream_cap;
+        uint64_t hint = 0;      // what the field at hand was found as
     };
 
     bool room_for(size_t bytes) { return !table.needs_room(bytes) || grow(bytes); }
@@ -212,11 +224,12 @@ struct qpack_encoder {
     bool evictable_for(const Pass& s, size_t need, uint64_t keep = kNoId) const;
     void begin(Pass& s);
     uint8_t* encode_field(Pass& s, const hpack_header_t& h, uint8_t* p);
+    uint8_t* encode_hinted(Pass& s, const hpack_header_t& h, uint8_t* p);
     uint8_t* refer(Pass& s, uint64_t id, uint8_t* p);
     bool admit(const Pass& s, const hpack_header_t& h, unsigned pflags, bool on_sight,
                uint64_t name_hash, uint64_t nv_hash, size_t entry_size);
-    bool insert(Pass& s, const hpack_header_t& h, uint32_t static_name, uint64_t name_id,
-                uint64_t name_hash, uint64_t nv_hash);
+    bool insert(Pass& s, const hpack_header_t& h, const Coded& value, uint32_t static_name,
+                uint64_t name_id, uint64_t name_hash, uint64_t nv_hash);
     void entered(uint64_t name_hash, uint64_t nv_hash, uint32_t evicted);
     // Whether entry id is in the oldest kDrainingPart of the table: the
     // next insertions evict it.
@@ -255,6 +268,12 @@ struct qpack_encoder {
     uint8_t  partial[kMaxInstruction]; // a decoder-stream instruction split
     size_t   partial_len = 0;
     int      error = 0;                // sticky
+    // Per place in the section, for the first kHints: what the field there
+    // was found as last time (kStaticHint | index, or a dynamic entry's id
+    // + 1), the first hints_known of them written.  Only ever a guess,
+    // checked before use.
+    uint64_t hints[kHints];
+    size_t   hints_known = 0;
 
     hpack_stats_t stats;
     uint64_t      stream_bytes = 0;
@@ -382,6 +401,7 @@ uint8_t* qpack_encoder::refer(Pass& s, uint64_t id, uint8_t* p) {
     if (id + 1 > s.ric) s.ric = id + 1;
     if (id < s.min_ref) s.min_ref = id;
     ++stats.indexed_dynamic;
+    s.hint = id + 1;
     return p;
 }
 
@@ -425,17 +445,21 @@ bool qpack_encoder::admit(const Pass& s, const hpack_header_t& h, unsigned pflag
 // budget, the table's evictable entries and its storage allow: with the
 // name of static entry static_name - 1, of entry name_id, or a literal
 // name (RFC 9204 4.3.2, 4.3.3).
-bool qpack_encoder::insert(Pass& s, const hpack_header_t& h, uint32_t static_name,
-                           uint64_t name_id, uint64_t name_hash, uint64_t nv_hash) {
+bool qpack_encoder::insert(Pass& s, const hpack_header_t& h, const Coded& value,
+                           uint32_t static_name, uint64_t name_id, uint64_t name_hash,
+                           uint64_t nv_hash) {
     const size_t need = h.name_len + h.value_len + HPACK_ENTRY_OVERHEAD;
     if (!evictable_for(s, need)) return false;
-    size_t octets = value_length(h);
-    if (static_name)
+    size_t octets = value.length(7);
+    Coded name{};
+    if (static_name) {
         octets += integer_length(6, static_name - 1);
-    else if (name_id != kNoId)
+    } else if (name_id != kNoId) {
         octets += integer_length(6, static_cast<uint32_t>(table.next_id() - 1 - name_id));
-    else
-        octets += string_length(5, h.name, h.name_len);
+    } else {
+        name = Coded::of(h.name, h.name_len);
+        octets += name.length(5);
+    }
     const size_t set_capacity =
         capacity_pending ? integer_length(5, static_cast<uint32_t>(table.max_size())) : 0;
     if (s.stream_used + set_capacity + octets > s.stream_cap) return false;
@@ -452,8 +476,8 @@ bool qpack_encoder::insert(Pass& s, const hpack_header_t& h, uint32_t static_nam
     else if (name_id != kNoId)
         q += encode_integer62(q, 0x80, 6, table.next_id() - 1 - name_id);
     else
-        q += put_string(q, 0x40, 5, h.name, h.name_len);
-    q += put_value(q, 0x00, h);
+        q += name.put(q, 0x40, 5);
+    q += value.put(q, 0x00, 7);
     s.stream_used = static_cast<size_t>(q - s.stream);
 
     uint32_t evicted;
@@ -474,6 +498,36 @@ void qpack_encoder::entered(uint64_t name_hash, uint64_t nv_hash, uint32_t evict
     stats.evictions += evicted;
 }
 
+// Responses repeat their fields in the same places: the entry the field at
+// this place was found as last time, if it still holds exactly this field
+// and may be referred to, is what the lookups would find (the table holds
+// no field the policy keeps out, and a static hint is made only for a
+// field the policy let through), without hashing.  A field the caller
+// marks never-indexed, or whose entry is draining, goes the long way.
+uint8_t* qpack_encoder::encode_hinted(Pass& s, const hpack_header_t& h, uint8_t* p) {
+    const uint64_t hint = s.hint;
+    if (hint != 0 && !(h.flags & HPACK_FIELD_NEVER_INDEX)) {
+        if (hint & kStaticHint) {
+            const uint32_t i = static_cast<uint32_t>(hint);
+            const StaticEntry& e = kQpackStaticTable[i];
+            if (e.name_len == h.name_len && e.value_len == h.value_len &&
+                equal_bytes(reinterpret_cast<const uint8_t*>(e.value), h.value, h.value_len) &&
+                equal_bytes(reinterpret_cast<const uint8_t*>(e.name), h.name, h.name_len)) {
+                ++stats.indexed_static;
+                return p + encode_integer(p, 0xc0, 6, i);
+            }
+        } else if (referable(s, hint - 1) && !draining(hint - 1)) {
+            const auto& e = table.entry(hint - 1);
+            if (e.name_len == h.name_len && e.value_len == h.value_len &&
+                equal_bytes(table.value(e), h.value, h.value_len) &&
+                equal_bytes(table.name(e), h.name, h.name_len))
+                return refer(s, hint - 1, p);
+        }
+    }
+    s.hint = 0;
+    return encode_field(s, h, p);
+}
+
 uint8_t* qpack_encoder::encode_field(Pass& s, const hpack_header_t& h, uint8_t* p) {
     const uint8_t* name = h.name;
     const size_t nl = h.name_len;
@@ -486,6 +540,7 @@ uint8_t* qpack_encoder::encode_field(Pass& s, const hpack_header_t& h, uint8_t* 
         if (full) {
             p += encode_integer(p, 0xc0, 6, full - 1);
             ++stats.indexed_static;
+            s.hint = kStaticHint | (full - 1);
             return p;
         }
     }
@@ -499,6 +554,7 @@ uint8_t* qpack_encoder::encode_field(Pass& s, const hpack_header_t& h, uint8_t* 
     }
 
     // A literal, and maybe an insertion first.
+    const Coded value = Coded::value_of(h);
     const uint32_t static_name = statics.find_name(name, nl);
     uint64_t name_id = static_name || !s.may_refer ? kNoId : find_name(name_hash, name, nl);
     if (!never && found == kNoId && s.may_refer) {
@@ -507,7 +563,7 @@ uint8_t* qpack_encoder::encode_field(Pass& s, const hpack_header_t& h, uint8_t* 
         const bool on_sight = (!static_name && name_id == kNoId) ||
                               (half && static_name > kFourBitNames);
         if (admit(s, h, pflags, on_sight, name_hash, nv_hash, entry_size) &&
-            insert(s, h, static_name, name_id, name_hash, nv_hash)) {
+            insert(s, h, value, static_name, name_id, name_hash, nv_hash)) {
             const uint64_t id = table.next_id() - 1;
             if (referable(s, id)) return refer(s, id, p);
             if (name_id != kNoId && !table.live(name_id)) name_id = kNoId;
@@ -527,10 +583,10 @@ uint8_t* qpack_encoder::encode_field(Pass& s, const hpack_header_t& h, uint8_t* 
         if (name_id < s.min_ref) s.min_ref = name_id;
         ++stats.name_indexed;
     } else {
-        p += put_string(p, static_cast<uint8_t>(0x20 | n_bit >> 1), 3, name, nl);
+        p += Coded::of(name, nl).put(p, static_cast<uint8_t>(0x20 | n_bit >> 1), 3);
         ++stats.literal_names;
     }
-    return p + put_value(p, 0x00, h);
+    return p + value.put(p, 0x00, 7);
 }
 
 // A reference to entry id, which the next insertions evict: the entry is
@@ -662,7 +718,15 @@ HPACK_API int qpack_encode(qpack_encoder_t* enc, uint64_t stream_id,
     constexpr size_t kPrefix = QPACK_SECTION_BOUND;
     uint8_t* p = out + kPrefix;
     uint64_t plain = 0;
-    for (size_t i = 0; i < n; ++i) {
+    const size_t hinted = n < kHints ? n : kHints;
+    for (size_t i = 0; i < hinted; ++i) {
+        s.hint = i < enc->hints_known ? enc->hints[i] : 0;
+        p = enc->encode_hinted(s, headers[i], p);
+        enc->hints[i] = s.hint;
+        plain += headers[i].name_len + headers[i].value_len;
+    }
+    if (enc->hints_known < hinted) enc->hints_known = hinted;
+    for (size_t i = hinted; i < n; ++i) {
         p = enc->encode_field(s, headers[i], p);
         plain += headers[i].name_len + headers[i].value_len;
     }
