@@ -19,6 +19,7 @@
 #include "corpus.h"
 #include "qpack.h"
 #include "qpack_lists.h"
+#include "qpack_static_table.h"
 #include "test_util.h"
 
 using namespace hpack_test;
@@ -561,6 +562,40 @@ TEST(QpackEncoderWire, BeforeSettingsStaticAndLiteralsOnly) {
     EXPECT_EQ(e.section, "0000d923782d610162");
     EXPECT_EQ(e.stream, "");
     EXPECT_EQ(qpack_encoder_insert_count(enc.get()), 0u);
+}
+
+// Every static entry is found as itself, and a name of the table with
+// another value is referred to by its lowest index (RFC 9204 Appendix A).
+TEST(QpackEncoderWire, EveryStaticEntryIsFound) {
+    EncoderPtr enc = make_encoder();
+    for (uint32_t i = 0; i < hpack::kQpackStaticEntries; ++i) {
+        const hpack::StaticEntry& e = hpack::kQpackStaticTable[i];
+        const std::string name(e.name, e.name_len), value(e.value, e.value_len);
+        if (name == "authorization" || name == "cookie" || name == "set-cookie")
+            continue;  // never indexed by the policy, as literals
+        const Encoded got = encode(enc.get(), 0, {{name, value}});
+        std::vector<uint8_t> want = {0, 0};
+        if (i < 63) {
+            want.push_back(uint8_t(0xc0 | i));
+        } else {
+            want.push_back(0xff);
+            want.push_back(uint8_t(i - 63));
+        }
+        EXPECT_EQ(got.section, hex(want)) << name << ": " << value;
+        uint32_t lowest = i;
+        for (uint32_t j = 0; j < i; ++j)
+            if (std::string(hpack::kQpackStaticTable[j].name) == name) {
+                lowest = j;
+                break;
+            }
+        const Encoded other = encode(enc.get(), 0, {{name, value + "-other-value"}});
+        // a literal with a static name reference, 4-bit prefix
+        const std::vector<uint8_t> o = unhex(other.section);
+        ASSERT_GE(o.size(), 3u);
+        EXPECT_EQ(o[2] & 0xd0, 0x50) << name;
+        const uint32_t idx = (o[2] & 0x0f) < 15 ? (o[2] & 0x0f) : 15 + o[3];
+        EXPECT_EQ(idx, lowest) << name;
+    }
 }
 
 // A capacity of 0 on either side: never an encoder-stream octet.

@@ -73,67 +73,55 @@ struct Section {
     uint64_t min_ref;  // the lowest entry it refers to
 };
 
-// The static table by name and value, and by name (its lowest index, which
-// takes the fewest octets), built once: open addressing on a fixed hash.
+// The static table by name (its lowest index, which takes the fewest
+// octets) and, through the entries that share the name, by name and
+// value; built once.  Open addressing on a key of the name's length and
+// three of its octets, which tells the table's names apart without hashing
+// them whole (a name outside the table costs a probe or two and a compare).
 class StaticIndex {
 public:
     StaticIndex() {
-        for (uint32_t i = 0; i < kQpackStaticEntries; ++i) {
+        for (uint32_t i = kQpackStaticEntries; i-- > 0;) {  // lowest index first in each run
             const StaticEntry& e = kQpackStaticTable[i];
             const uint8_t* n = reinterpret_cast<const uint8_t*>(e.name);
-            const uint8_t* v = reinterpret_cast<const uint8_t*>(e.value);
-            place(nv_, nv_hash(n, e.name_len, v, e.value_len), i, true);
-            place(names_, name_hash(n, e.name_len), i, false);
-        }
-    }
-    // 1 + the index of the entry with this name and value, else 0.
-    uint32_t find(const uint8_t* name, size_t nl, const uint8_t* value, size_t vl) const {
-        for (uint32_t s = nv_hash(name, nl, value, vl);; ++s) {
-            const uint32_t i = nv_[s & kMask];
-            if (!i) return 0;
-            const StaticEntry& e = kQpackStaticTable[i - 1];
-            if (e.name_len == nl && e.value_len == vl &&
-                equal_bytes(reinterpret_cast<const uint8_t*>(e.name), name, nl) &&
-                equal_bytes(reinterpret_cast<const uint8_t*>(e.value), value, vl))
-                return i;
+            for (uint32_t s = key(n, e.name_len);; ++s) {
+                uint8_t& slot = names_[s & kMask];
+                if (slot && !same_name(kQpackStaticTable[slot - 1], n, e.name_len)) continue;
+                next_[i] = slot;  // the name's entries, lowest index first
+                slot = static_cast<uint8_t>(i + 1);
+                break;
+            }
         }
     }
     // 1 + the lowest index with this name, else 0.
     uint32_t find_name(const uint8_t* name, size_t nl) const {
-        for (uint32_t s = name_hash(name, nl);; ++s) {
+        if (nl == 0) return 0;
+        for (uint32_t s = key(name, nl);; ++s) {
             const uint32_t i = names_[s & kMask];
-            if (!i) return 0;
+            if (!i || same_name(kQpackStaticTable[i - 1], name, nl)) return i;
+        }
+    }
+    // 1 + the index of the entry with the name of first (find_name()) and
+    // this value, else 0.
+    uint32_t find_value(uint32_t first, const uint8_t* value, size_t vl) const {
+        for (uint32_t i = first; i; i = next_[i - 1]) {
             const StaticEntry& e = kQpackStaticTable[i - 1];
-            if (e.name_len == nl && equal_bytes(reinterpret_cast<const uint8_t*>(e.name), name, nl))
+            if (e.value_len == vl && equal_bytes(reinterpret_cast<const uint8_t*>(e.value), value, vl))
                 return i;
         }
+        return 0;
     }
 
 private:
     static constexpr uint32_t kMask = 255;
-    static constexpr uint64_t kSeed = 0x51a7c1dbe5a3f00dull;
-    static uint32_t name_hash(const uint8_t* n, size_t nl) {
-        return static_cast<uint32_t>(hash_bytes(n, nl, kSeed) >> 32);
+    static uint32_t key(const uint8_t* n, size_t nl) {
+        return static_cast<uint32_t>(nl * 131 + n[0] * 31 + n[nl / 2] * 7 + n[nl - 1]);
     }
-    static uint32_t nv_hash(const uint8_t* n, size_t nl, const uint8_t* v, size_t vl) {
-        return static_cast<uint32_t>(hash_bytes(v, vl, hash_bytes(n, nl, kSeed)) >> 32);
+    static bool same_name(const StaticEntry& e, const uint8_t* n, size_t nl) {
+        return e.name_len == nl && equal_bytes(reinterpret_cast<const uint8_t*>(e.name), n, nl);
     }
-    // By name, only the first (lowest) index of each name is placed.
-    void place(uint8_t* slots, uint32_t h, uint32_t i, bool every) {
-        const StaticEntry& e = kQpackStaticTable[i];
-        for (uint32_t s = h;; ++s) {
-            uint8_t& slot = slots[s & kMask];
-            if (!slot) {
-                slot = static_cast<uint8_t>(i + 1);
-                return;
-            }
-            const StaticEntry& o = kQpackStaticTable[slot - 1];
-            if (!every && o.name_len == e.name_len && memcmp(o.name, e.name, e.name_len) == 0)
-                return;
-        }
-    }
-    uint8_t nv_[kMask + 1] = {};
     uint8_t names_[kMask + 1] = {};
+    uint8_t next_[kQpackStaticEntries] = {};
 };
 
 const StaticIndex& qpack_static_index() {
@@ -535,8 +523,9 @@ uint8_t* qpack_encoder::encode_field(Pass& s, const hpack_header_t& h, uint8_t* 
     const bool never = is_never(h, pflags);
 
     // The static table, then the dynamic one.
-    if (!never) {
-        const uint32_t full = statics.find(name, nl, h.value, h.value_len);
+    const uint32_t static_name = statics.find_name(name, nl);
+    if (!never && static_name) {
+        const uint32_t full = statics.find_value(static_name, h.value, h.value_len);
         if (full) {
             p += encode_integer(p, 0xc0, 6, full - 1);
             ++stats.indexed_static;
@@ -555,7 +544,6 @@ uint8_t* qpack_encoder::encode_field(Pass& s, const hpack_header_t& h, uint8_t* 
 
     // A literal, and maybe an insertion first.
     const Coded value = Coded::value_of(h);
-    const uint32_t static_name = statics.find_name(name, nl);
     uint64_t name_id = static_name || !s.may_refer ? kNoId : find_name(name_hash, name, nl);
     if (!never && found == kNoId && s.may_refer) {
         const size_t entry_size = nl + h.value_len + HPACK_ENTRY_OVERHEAD;
