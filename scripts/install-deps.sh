@@ -7,6 +7,7 @@ packages=(
     build-essential g++ clang libclang-rt-14-dev make pkg-config dpkg-dev
     libgtest-dev libbenchmark-dev libjemalloc-dev
     libnghttp2-dev libnghttp3-dev nghttp2-client curl
+    ngtcp2-client libngtcp2-dev libngtcp2-crypto-gnutls-dev
     python3 python3-h2
     libpcre2-dev zlib1g-dev libssl-dev openssl
     valgrind python3-matplotlib
