@@ -8,7 +8,8 @@
 #   scripts/build-nginx.sh --asan 1.26.3 hpack build/nginx-hpack-asan
 #
 # Both variants use the same configure arguments and compiler flags
-# (NGINX_CC_OPT, default "-O2 -g"), so they can be compared.  The source comes
+# (NGINX_CC_OPT, default "-O2 -g") and modules (HTTP/2, and HTTP/3 on the
+# lines that have it), so they can be compared.  The source comes
 # from scripts/nginx-source.sh (or NGINX_SRC=<dir>); each variant builds in
 # its own copy under build/work/, which is kept: a re-run only recompiles
 # what changed.  Extra configure arguments: NGINX_CONFIGURE_EXTRA.
@@ -117,6 +118,13 @@ args=(
     --with-http_stub_status_module
     --with-cc-opt="$cc_opt"
 )
+# HTTP/3 on every line that has it (1.25 and later), stock and patched
+# alike; on Debian 12's OpenSSL 3.0 nginx uses its OpenSSL compatibility
+# layer (no 0-RTT)
+case "$version" in
+    1.22.*) ;;
+    *) args+=(--with-http_v3_module) ;;
+esac
 [ -z "$ld_opt" ] || args+=(--with-ld-opt="$ld_opt" --with-cc="${ASAN_CC:-clang}")
 addon="$repo"
 if [ "$variant" = hpack ] && [ -n "$asan" ]; then
