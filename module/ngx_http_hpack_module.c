@@ -9,7 +9,9 @@
  * directives, the configuration, the variables, the hooks' installation
  * and the connection setup; ngx_http_hpack_request.c decodes request
  * header blocks, ngx_http_hpack_response.c encodes response ones,
- * ngx_http_hpack_status.c keeps the counters of hpack_status.
+ * ngx_http_hpack_status.c keeps the counters of hpack_status,
+ * ngx_http_hpack_v3.c encodes HTTP/3 response sections ("hpack_http3",
+ * where the patch has the HTTP/3 hooks).
  */
 
 
@@ -83,6 +85,20 @@ static ngx_command_t  ngx_http_hpack_commands[] = {
       ngx_conf_set_size_slot,
       NGX_HTTP_SRV_CONF_OFFSET,
       offsetof(ngx_http_hpack_srv_conf_t, table_size),
+      &ngx_http_hpack_table_size_p },
+
+    { ngx_string("hpack_http3"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_CONF_FLAG,
+      ngx_conf_set_flag_slot,
+      NGX_HTTP_SRV_CONF_OFFSET,
+      offsetof(ngx_http_hpack_srv_conf_t, http3),
+      NULL },
+
+    { ngx_string("hpack_http3_table_size"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_size_slot,
+      NGX_HTTP_SRV_CONF_OFFSET,
+      offsetof(ngx_http_hpack_srv_conf_t, http3_table_size),
       &ngx_http_hpack_table_size_p },
 
     { ngx_string("hpack_never_index"),
@@ -446,6 +462,8 @@ ngx_http_hpack_create_srv_conf(ngx_conf_t *cf)
 
     hscf->enable = NGX_CONF_UNSET;
     hscf->table_size = NGX_CONF_UNSET_SIZE;
+    hscf->http3 = NGX_CONF_UNSET;
+    hscf->http3_table_size = NGX_CONF_UNSET_SIZE;
     hscf->never_index = NGX_CONF_UNSET_PTR;
 
     return hscf;
@@ -466,9 +484,22 @@ ngx_http_hpack_merge_srv_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_value(conf->enable, prev->enable, 0);
     ngx_conf_merge_size_value(conf->table_size, prev->table_size,
                               HPACK_DEFAULT_TABLE_SIZE);
+    ngx_conf_merge_value(conf->http3, prev->http3, 0);
+    ngx_conf_merge_size_value(conf->http3_table_size, prev->http3_table_size,
+                              NGX_HTTP_HPACK_HTTP3_TABLE_SIZE);
     ngx_conf_merge_ptr_value(conf->never_index, prev->never_index, NULL);
 
-    if (!conf->enable) {
+#if !(NGX_HTTP_HPACK_V3)
+    if (conf->http3) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "\"hpack_http3\" requires nginx built with "
+                           "--with-http_v3_module and the HTTP/3 hooks of "
+                           "the hook patch");
+        return NGX_CONF_ERROR;
+    }
+#endif
+
+    if (!conf->enable && !conf->http3) {
         return NGX_CONF_OK;
     }
 
@@ -623,6 +654,9 @@ ngx_http_hpack_init_module(ngx_cycle_t *cycle)
     cln->data = cycle;
 
     ngx_http_v2_hpack_hooks = ngx_http_hpack_hooks;
+#if (NGX_HTTP_HPACK_V3)
+    ngx_http_hpack_v3_hook();
+#endif
     ngx_http_hpack_hooks_owner = cycle;
 
     return NGX_OK;
@@ -637,6 +671,9 @@ ngx_http_hpack_unhook(void *data)
     if (ngx_http_hpack_hooks_owner == cycle) {
         ngx_memzero(&ngx_http_v2_hpack_hooks,
                     sizeof(ngx_http_v2_hpack_hooks_t));
+#if (NGX_HTTP_HPACK_V3)
+        ngx_http_hpack_v3_unhook();
+#endif
         ngx_http_hpack_hooks_owner = NULL;
     }
 }

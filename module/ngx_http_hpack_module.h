@@ -6,8 +6,9 @@
  * The module's files: ngx_http_hpack_module.c (directives, configuration,
  * variables, the hooks, connection setup), ngx_http_hpack_request.c
  * (request header blocks, the memo, the static table's facts),
- * ngx_http_hpack_response.c (response header, 103 and trailer blocks) and
- * ngx_http_hpack_status.c (the counters of hpack_status, its page).  What
+ * ngx_http_hpack_response.c (response header, 103 and trailer blocks),
+ * ngx_http_hpack_status.c (the counters of hpack_status, its page) and
+ * ngx_http_hpack_v3.c (HTTP/3 response sections by QPACK, "hpack_http3").  What
  * they share is declared here; the functions they call across are hidden
  * from the shared object's symbol table (below), so those calls are direct.
  */
@@ -30,6 +31,24 @@
 
 
 #define NGX_HTTP_HPACK_STATIC_ENTRIES  61
+
+
+/*
+ * A section's field array is needed only while it is encoded: up to this
+ * many fields it is on the stack, more are allocated from the request's
+ * pool
+ */
+
+#define NGX_HTTP_HPACK_LOCAL_FIELDS    32
+
+
+/*
+ * hpack_http3_table_size's default: nginx's own cap on the peer's table
+ * (NGX_HTTP_V3_MAX_TABLE_CAPACITY), the capacity most HTTP/3 clients
+ * offer
+ */
+
+#define NGX_HTTP_HPACK_HTTP3_TABLE_SIZE  4096
 
 
 /*
@@ -206,6 +225,8 @@ typedef struct {
 typedef struct {
     ngx_flag_t                         enable;
     size_t                             table_size;
+    ngx_flag_t                         http3;
+    size_t                             http3_table_size;
     ngx_array_t                       *never_index;    /* of ngx_str_t */
     hpack_policy_t                    *policy;
 } ngx_http_hpack_srv_conf_t;
@@ -277,6 +298,19 @@ ngx_int_t ngx_http_hpack_encode_trailers(ngx_http_request_t *r,
 #if (nginx_version >= 1029000)
 ngx_int_t ngx_http_hpack_encode_early_hints(ngx_http_request_t *r,
     u_char **start, u_char **end);
+#endif
+ngx_int_t ngx_http_hpack_header_fields(ngx_http_request_t *r,
+    ngx_http_hpack_main_conf_t *hmcf, hpack_header_t *local, u_char *status,
+    hpack_header_t **fields, ngx_uint_t *nfields);
+ngx_int_t ngx_http_hpack_list_fields(ngx_http_request_t *r, ngx_list_t *list,
+    char *status, hpack_header_t *local, hpack_header_t **fields,
+    ngx_uint_t *nfields);
+
+/* ngx_http_hpack_v3.c: NGX_HTTP_HPACK_V3 is set by config */
+
+#if (NGX_HTTP_HPACK_V3)
+void ngx_http_hpack_v3_hook(void);
+void ngx_http_hpack_v3_unhook(void);
 #endif
 
 /* ngx_http_hpack_status.c */

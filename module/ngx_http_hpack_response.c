@@ -2,7 +2,9 @@
 /*
  * Response header blocks: every block of the connection, headers, 103
  * Early Hints and trailers, goes through one encoder with the full dynamic
- * table, in the order the blocks reach the wire.
+ * table, in the order the blocks reach the wire.  The field lists are
+ * built here for HTTP/3's sections too (ngx_http_hpack_header_fields(),
+ * ngx_http_hpack_list_fields()).
  */
 
 
@@ -12,15 +14,6 @@
 #include <nginx.h>
 
 #include "ngx_http_hpack_module.h"
-
-
-/*
- * A block's field array is needed only while it is encoded: up to this
- * many fields it is on the stack, more are allocated from the request's
- * pool
- */
-
-#define NGX_HTTP_HPACK_LOCAL_FIELDS  32
 
 
 /*
@@ -83,8 +76,6 @@ static size_t ngx_http_hpack_status_text(ngx_uint_t status, u_char *buf,
     u_char **text);
 static ngx_int_t ngx_http_hpack_content_type(ngx_http_request_t *r,
     hpack_header_t *hd);
-static ngx_int_t ngx_http_hpack_encode_list(ngx_http_request_t *r,
-    ngx_list_t *list, char *status, u_char **start, u_char **end);
 static hpack_header_t *ngx_http_hpack_fields(ngx_http_request_t *r,
     ngx_uint_t n, hpack_header_t *local);
 static ngx_int_t ngx_http_hpack_add_list(ngx_http_request_t *r,
@@ -129,25 +120,45 @@ ngx_int_t
 ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
     u_char **end)
 {
-    size_t                         len;
-    ngx_uint_t                     n;
-    hpack_header_t                *hs, *hd;
-    ngx_list_part_t               *part;
-    ngx_http_hpack_conn_t         *hc;
-    ngx_http_hpack_http_time_t    *modified;
-    ngx_http_hpack_length_text_t  *length;
-    hpack_header_t                 local[NGX_HTTP_HPACK_LOCAL_FIELDS];
-
-    /* the values made here are needed only while the block is encoded */
-    u_char                        *text;
-    u_char                         status[NGX_INT_T_LEN];
+    ngx_uint_t              n;
+    hpack_header_t         *hs;
+    ngx_http_hpack_conn_t  *hc;
+    hpack_header_t          local[NGX_HTTP_HPACK_LOCAL_FIELDS];
+    u_char                  status[NGX_INT_T_LEN];
 
     hc = r->stream->connection->hpack_ctx;
 
-    /*
-     * The fields and their order are those of ngx_http_v2_header_filter(),
-     * which has already settled the status, the location and gzip_vary.
-     */
+    if (ngx_http_hpack_header_fields(r, hc->main_conf, local, status, &hs, &n)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_hpack_encode(r, hs, n, start, end);
+}
+
+
+/*
+ * The fields of a response's header section and their order: those of
+ * ngx_http_v2_header_filter() and ngx_http_v3_header_filter(), the same
+ * on both, which have already settled the status, the location and
+ * gzip_vary.  The array is local when they fit, status a buffer for the
+ * text of a status from 1000; both are needed until the section is
+ * encoded.
+ */
+
+ngx_int_t
+ngx_http_hpack_header_fields(ngx_http_request_t *r,
+    ngx_http_hpack_main_conf_t *hmcf, hpack_header_t *local, u_char *status,
+    hpack_header_t **fields, ngx_uint_t *nfields)
+{
+    size_t                         len;
+    u_char                        *text;
+    ngx_uint_t                     n;
+    hpack_header_t                *hs, *hd;
+    ngx_list_part_t               *part;
+    ngx_http_hpack_http_time_t    *modified;
+    ngx_http_hpack_length_text_t  *length;
 
     n = 8;
 
@@ -167,7 +178,7 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
     hd++;
 
     if (r->headers_out.server == NULL) {
-        ngx_http_hpack_server(r, hc->main_conf, hd);
+        ngx_http_hpack_server(r, hmcf, hd);
         hd++;
     }
 
@@ -228,7 +239,10 @@ ngx_http_hpack_encode_headers(ngx_http_request_t *r, u_char **start,
         return NGX_ERROR;
     }
 
-    return ngx_http_hpack_encode(r, hs, n, start, end);
+    *fields = hs;
+    *nfields = n;
+
+    return NGX_OK;
 }
 
 
@@ -401,8 +415,18 @@ ngx_int_t
 ngx_http_hpack_encode_trailers(ngx_http_request_t *r, u_char **start,
     u_char **end)
 {
-    return ngx_http_hpack_encode_list(r, &r->headers_out.trailers, NULL,
-                                      start, end);
+    ngx_uint_t       n;
+    hpack_header_t  *hs;
+    hpack_header_t   local[NGX_HTTP_HPACK_LOCAL_FIELDS];
+
+    if (ngx_http_hpack_list_fields(r, &r->headers_out.trailers, NULL, local,
+                                   &hs, &n)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_hpack_encode(r, hs, n, start, end);
 }
 
 
@@ -419,23 +443,36 @@ ngx_int_t
 ngx_http_hpack_encode_early_hints(ngx_http_request_t *r, u_char **start,
     u_char **end)
 {
-    return ngx_http_hpack_encode_list(r, &r->headers_out.headers, "103",
-                                      start, end);
+    ngx_uint_t       n;
+    hpack_header_t  *hs;
+    hpack_header_t   local[NGX_HTTP_HPACK_LOCAL_FIELDS];
+
+    if (ngx_http_hpack_list_fields(r, &r->headers_out.headers, "103", local,
+                                   &hs, &n)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_hpack_encode(r, hs, n, start, end);
 }
 
 #endif
 
 
-/* a block of the fields of list, after ":status: status" unless NULL */
+/*
+ * The fields of list, after ":status: status" unless NULL (trailers, and a
+ * 103's fields), in an array as ngx_http_hpack_header_fields() gives it
+ */
 
-static ngx_int_t
-ngx_http_hpack_encode_list(ngx_http_request_t *r, ngx_list_t *list,
-    char *status, u_char **start, u_char **end)
+ngx_int_t
+ngx_http_hpack_list_fields(ngx_http_request_t *r, ngx_list_t *list,
+    char *status, hpack_header_t *local, hpack_header_t **fields,
+    ngx_uint_t *nfields)
 {
     ngx_uint_t        n;
     hpack_header_t   *hs;
     ngx_list_part_t  *part;
-    hpack_header_t    local[NGX_HTTP_HPACK_LOCAL_FIELDS];
 
     n = 1;
 
@@ -460,7 +497,10 @@ ngx_http_hpack_encode_list(ngx_http_request_t *r, ngx_list_t *list,
         return NGX_ERROR;
     }
 
-    return ngx_http_hpack_encode(r, hs, n, start, end);
+    *fields = hs;
+    *nfields = n;
+
+    return NGX_OK;
 }
 
 
