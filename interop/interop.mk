@@ -10,7 +10,7 @@ INTEROP_ARGS ?=
 ALLOC_SWEEP_ARGS ?=
 
 .PHONY: interop interop-1.22 interop-1.28 interop-1.30 interop-1.31 interop-asan \
-        alloc-failure-sweep
+        interop-h3 alloc-failure-sweep
 
 ## nginx 1.26.3 against nghttp, curl, h2load, python3-h2, every case (a minute)
 interop: nginx-1.26
@@ -36,6 +36,16 @@ interop-1.30:
 interop-1.31:
 	@$(call nginx_if_present,1.31.4)
 	BUILD=$(BUILD) interop/run.sh --version 1.31.4 $(INTEROP_ARGS)
+
+# HTTP/3 (interop/run_h3.py): gtlsclient against "hpack_http3 on", off,
+# the patched binary without the module and stock, on 1.31.4 or the line
+# NGINX_VERSION names (1.30.4)
+H3_VERSION := $(or $(NGINX_VERSION),1.31.4)
+## HTTP/3 with gtlsclient: every field exact, stock's octets when off
+interop-h3:
+	@$(call nginx_if_present,$(H3_VERSION))
+	BUILD=$(BUILD) $(PYTHON) -m interop.run_h3 --version $(H3_VERSION) \
+	    $(INTEROP_ARGS)
 
 # Every case of the line but the memory one; fails on any sanitizer report
 # and on any leak of the product (interop/README.md).  Stock stays the

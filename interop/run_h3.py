@@ -1,0 +1,438 @@
+"""HTTP/3: the module's QPACK encoder ("hpack_http3 on") against gtlsclient
+(Debian's ngtcp2-client: nghttp3's QPACK decoder, dynamic table 4096,
+100 blocked streams), and the builds that must behave as stock.
+
+    /usr/bin/python3 -m interop.run_h3 [--version 1.31.4] [--only REGEX]
+
+Servers of one line, from interop/conf/h3.conf: the module with
+"hpack_http3 on" ("h3-on"), the same with "hpack_http3_table_size 512"
+("h3-small"), the module loaded with "hpack_http3 off", the patched binary
+without the module, and the stock binary.  Each case runs gtlsclient on
+one QUIC connection and reads what it prints: every response field
+(nghttp3 decoded it), and the raw octets of every stream.
+
+- many requests on one connection to /security (8 add_header fields),
+  /trailers (trailers) and /eh/<i> (103 Early Hints from an origin, then
+  the 200): every field exactly as the configuration and the origin say,
+  in nginx's order, and the same fields as stock's;
+- with the module on, the sections after the first get shorter (the
+  dynamic table works) and the encoder stream carries the inserts; the
+  sizes are printed;
+- with the module off or not loaded, every octet of every HEADERS frame is
+  stock's (the Date field's value aside).
+"""
+
+import argparse
+import re
+import subprocess
+import sys
+import time
+
+from interop import nginx_runner
+from interop.harness import (PORT_SHIFT, WORK, Failure, Filtered, Results,
+                             Skip, check, info, no_crash_or_alert,
+                             stop_on_sigterm)
+from interop.harness.origins import HintsOrigin, final, hints
+
+TEMPLATE = nginx_runner.REPO / "interop" / "conf" / "h3.conf"
+GTLSCLIENT = "/usr/bin/gtlsclient"
+LINES = ("1.30.4", "1.31.4")
+KINDS = ("on", "small", "off", "nomod", "stock")
+LABELS = {"on": "h3-on", "small": "h3-on-table-512", "off": "h3-off",
+          "nomod": "no-module", "stock": "stock"}
+# UDP and TCP, one port per server, beside the suite's 18080+/18443+
+BASE_PORT = 18560
+
+SECURITY = [
+    ("strict-transport-security",
+     "max-age=63072000; includeSubDomains; preload"),
+    ("content-security-policy",
+     "default-src 'self'; script-src 'self' https://cdn.example.com; "
+     "style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+     "frame-ancestors 'none'"),
+    ("x-content-type-options", "nosniff"),
+    ("x-frame-options", "DENY"),
+    ("referrer-policy", "strict-origin-when-cross-origin"),
+    ("permissions-policy", "geolocation=(), microphone=(), camera=()"),
+    ("cross-origin-opener-policy", "same-origin"),
+    ("cache-control", "public, max-age=3600, stale-while-revalidate=60"),
+]
+REQUESTS = 100
+HINTS = 40
+
+
+class H3Server(nginx_runner.Nginx):
+    error = Failure
+
+    def __init__(self, version, kind, slot):
+        variant = "stock" if kind == "stock" else "hpack"
+        install = nginx_runner.BUILD / ("nginx-%s-%s" % (version, variant))
+        port = BASE_PORT + PORT_SHIFT + slot
+        super().__init__(install / "sbin" / "nginx",
+                         WORK / ("h3-%s-%s" % (version, kind)),
+                         "%s %s" % (version, LABELS[kind]), tls_port=port,
+                         version=version)
+        self.kind = kind
+        self.module = install / "modules" / nginx_runner.MODULE_SO
+
+    has_module = property(lambda self: self.kind in ("on", "small", "off"))
+    qpack_on = property(lambda self: self.kind in ("on", "small"))
+
+    def missing(self):
+        if not self.binary.exists():
+            return "%s not built (make nginx-%s)" % (self.binary,
+                                                     self.version)
+        out = subprocess.run([str(self.binary), "-V"], capture_output=True,
+                             text=True).stderr
+        if "--with-http_v3_module" not in out:
+            return "%s built without --with-http_v3_module" % self.binary
+        return None
+
+    def render(self):
+        subst = self.base_subst(self.module if self.has_module else None)
+        subst["HINTS_ORIGIN"] = str(HintsOrigin.shared().port)
+        subst["HPACK_DIRECTIVES"] = {
+            "on": "    hpack_http3  on;\n",
+            "small": "    hpack_http3  on;\n"
+                     "    hpack_http3_table_size  512;\n",
+            "off": "    hpack_http3  off;\n",
+        }.get(self.kind, "")
+        self.write_conf(nginx_runner.render(TEMPLATE, subst))
+
+
+# ------------------------------------------------------------- gtlsclient
+
+class Stream:
+    def __init__(self, sid):
+        self.sid = sid
+        self.blocks = []        # [[(name, value)...], ...] as decoded
+        self.data = bytearray()  # the stream's octets from the server
+
+
+def gtlsclient(server, paths, timeout=60):
+    """One connection, one request per path; the streams by id (the
+    request streams and the server's unidirectional ones)."""
+    args = [GTLSCLIENT, "--exit-on-all-streams-close", "--no-http-dump",
+            "--timeout=10s", "127.0.0.1", str(server.tls_port)]
+    args += ["https://127.0.0.1:%d%s" % (server.tls_port, p) for p in paths]
+    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       timeout=timeout)
+    out = p.stdout.decode("utf-8", "replace")
+    return p.returncode, out, parse(out)
+
+
+HEADER = re.compile(r"http: stream 0x([0-9a-f]+) \[(.*?): (.*)\]$")
+BEGIN = re.compile(r"http: stream 0x([0-9a-f]+) (?:response headers|trailers)"
+                   r" started")
+DATA = re.compile(r"Ordered STREAM data stream_id=0x([0-9a-f]+)")
+HEX = re.compile(r"^[0-9a-f]{8}  ((?:[0-9a-f]{2} {1,2})+)")
+
+
+def parse(out):
+    streams = {}
+
+    def get(sid):
+        return streams.setdefault(sid, Stream(sid))
+
+    current = None
+    for line in out.splitlines():
+        line = line.rstrip()
+        m = re.search(BEGIN, line)
+        if m:
+            get(int(m.group(1), 16)).blocks.append([])
+            current = None
+            continue
+        m = re.search(HEADER, line)
+        if m:
+            s = get(int(m.group(1), 16))
+            if not s.blocks:
+                s.blocks.append([])
+            s.blocks[-1].append((m.group(2), m.group(3)))
+            current = None
+            continue
+        m = re.search(DATA, line)
+        if m:
+            current = get(int(m.group(1), 16))
+            continue
+        m = HEX.match(line)
+        if m and current is not None:
+            current.data += bytes.fromhex(m.group(1).replace(" ", ""))
+            continue
+        if current is not None and not line.startswith(" "):
+            current = None
+    return streams
+
+
+def varint(data, pos):
+    n = 1 << (data[pos] >> 6)
+    v = data[pos] & 0x3f
+    for i in range(1, n):
+        v = (v << 8) | data[pos + i]
+    return v, pos + n
+
+
+def frames(data):
+    """(type, payload) of an HTTP/3 request stream's frames."""
+    pos, out = 0, []
+    while pos < len(data):
+        t, pos = varint(data, pos)
+        n, pos = varint(data, pos)
+        out.append((t, bytes(data[pos:pos + n])))
+        pos += n
+    return out
+
+
+def headers_frames(stream):
+    return [p for t, p in frames(stream.data) if t == 0x01]
+
+
+def server_uni(streams, kind):
+    """The server's unidirectional stream of the type kind (2: encoder)."""
+    for sid, s in streams.items():
+        if sid & 3 == 3 and s.data and s.data[0] == kind:
+            return s
+    return None
+
+
+def request_streams(streams):
+    return [streams[sid] for sid in sorted(streams) if sid & 3 == 0]
+
+
+# ------------------------------------------------------------------ cases
+
+def expect_fields(what, got, want):
+    check(got == want, "%s: fields differ:\n  got  %s\n  want %s"
+          % (what, got, want))
+
+
+def security_fields(fields):
+    date = [v for n, v in fields if n == "date"]
+    check(len(date) == 1, "no single date field: %s" % fields)
+    return [(":status", "200"), ("server", fields[1][1]),
+            ("date", date[0]), ("content-type", "application/octet-stream"),
+            ("content-length", "9")] + SECURITY
+
+
+def run_security(server):
+    paths = ["/security"] * REQUESTS
+    rc, out, streams = gtlsclient(server, paths)
+    reqs = request_streams(streams)
+    check(rc == 0 and len(reqs) == REQUESTS,
+          "gtlsclient exited %d with %d streams: %s"
+          % (rc, len(reqs), out[-1500:]))
+    for s in reqs:
+        check(len(s.blocks) == 1, "stream %d: %d field sections"
+              % (s.sid, len(s.blocks)))
+        check(s.blocks[0][1][1].startswith("nginx"),
+              "stream %d: server %r" % (s.sid, s.blocks[0][1]))
+        expect_fields("GET /security (stream %d)" % s.sid, s.blocks[0],
+                      security_fields(s.blocks[0]))
+    return streams
+
+
+def run_trailers(server):
+    rc, out, streams = gtlsclient(server, ["/trailers"] * 20)
+    reqs = request_streams(streams)
+    check(rc == 0 and len(reqs) == 20, "gtlsclient exited %d with %d "
+          "streams: %s" % (rc, len(reqs), out[-1500:]))
+    for s in reqs:
+        check(len(s.blocks) == 2, "stream %d: %d field sections, "
+              "expected headers and trailers" % (s.sid, len(s.blocks)))
+        h = s.blocks[0]
+        want = [(":status", "200"), ("server", h[1][1]),
+                ("date", h[2][1]),
+                ("content-type", "application/octet-stream"),
+                ("content-length", "19"),
+                ("x-frame-options", "DENY"),
+                ("cache-control",
+                 "public, max-age=3600, stale-while-revalidate=60")]
+        expect_fields("GET /trailers (stream %d)" % s.sid, h, want)
+        expect_fields("GET /trailers trailers (stream %d)" % s.sid,
+                      s.blocks[1], [("x-checksum", "0123456789abcdef"),
+                                    ("x-trailer-id", "trailer-/trailers")])
+    return streams
+
+
+def run_hints(server):
+    paths = ["/eh/%d" % i for i in range(HINTS)]
+    rc, out, streams = gtlsclient(server, paths)
+    reqs = request_streams(streams)
+    check(rc == 0 and len(reqs) == HINTS, "gtlsclient exited %d with %d "
+          "streams: %s" % (rc, len(reqs), out[-1500:]))
+    for i, s in enumerate(reqs):
+        check(len(s.blocks) == 2, "stream %d: %d field sections, expected "
+              "103 and 200" % (s.sid, len(s.blocks)))
+        want = [(":status", "103")] + [(n.decode(), v.decode())
+                                       for n, v in hints(i)]
+        expect_fields("GET /eh/%d 103" % i, s.blocks[0], want)
+        fields, body = final(i)
+        f = s.blocks[1]
+        want = [(":status", "200"), ("server", f[1][1]), ("date", f[2][1]),
+                ("content-type", "text/plain"),
+                ("content-length", str(len(body)))]
+        want += [(n.decode(), v.decode()) for n, v in fields
+                 if n != b"content-type"]
+        expect_fields("GET /eh/%d 200" % i, f, want)
+    return streams
+
+
+def sizes(streams):
+    """The HEADERS payload octets per request stream, in order, and the
+    encoder stream's octets."""
+    per = [sum(len(p) for p in headers_frames(s))
+           for s in request_streams(streams)]
+    enc = server_uni(streams, 0x02)
+    return per, len(enc.data) if enc else 0
+
+
+CASES = [("security", "gtlsclient_%d_requests_one_connection_8_headers_exact"
+          % REQUESTS, run_security),
+         ("trailers", "gtlsclient_20_requests_trailers_exact", run_trailers),
+         ("hints", "gtlsclient_%d_requests_103_early_hints_exact" % HINTS,
+          run_hints)]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--version", default="1.31.4", choices=LINES)
+    ap.add_argument("--only", help="run the tests whose names match")
+    args = ap.parse_args()
+    stop_on_sigterm("run_h3")
+    results = Filtered(args.only)
+    nginx_runner.certificate()
+    servers = {k: H3Server(args.version, k, i) for i, k in enumerate(KINDS)}
+    running = {}
+    seen = {}                   # (case, kind) -> streams
+    start = time.monotonic()
+    try:
+        for kind, server in servers.items():
+            def start_server(server=server):
+                why = server.missing()
+                if why:
+                    raise Skip(why)
+                server.start()
+            if Results.run(results, server.label, "nginx_starts_with_http3",
+                           start_server):
+                running[kind] = server
+
+        for case, name, fn in CASES:
+            for kind, server in running.items():
+                def one(server=server, fn=fn, case=case, kind=kind):
+                    seen[(case, kind)] = fn(server)
+                results.run(server.label, name, one)
+
+        for case, _, _ in CASES:
+            if (case, "stock") not in seen:
+                continue
+            st = seen[(case, "stock")]
+            stock_sizes = sizes(st)
+            info("stock %s: HEADERS payload octets first %d, then %s"
+                 % (case, stock_sizes[0][0], sorted(set(stock_sizes[0][1:]))))
+            for kind in ("on", "small"):
+                if (case, kind) not in seen:
+                    continue
+
+                def smaller(kind=kind, case=case):
+                    per, enc = sizes(seen[(case, kind)])
+                    info("%s %s: section octets first %d, warm mean %.1f "
+                         "(stock %.1f), encoder stream %d octets; "
+                         "section+stream per response %.1f (stock %.1f)"
+                         % (LABELS[kind], case, per[0],
+                            sum(per[1:]) / max(1, len(per) - 1),
+                            sum(stock_sizes[0][1:])
+                            / max(1, len(stock_sizes[0]) - 1), enc,
+                            (sum(per) + enc) / len(per),
+                            sum(stock_sizes[0]) / len(stock_sizes[0])))
+                    check(sum(per) + enc < sum(stock_sizes[0]),
+                          "no smaller than stock")
+                results.run(running[kind].label,
+                            "%s_sections_with_the_table_are_smaller" % case,
+                            smaller)
+            for kind in ("off", "nomod"):
+                if (case, kind) not in seen:
+                    continue
+
+                def identical(kind=kind, case=case):
+                    mine = request_streams(seen[(case, kind)])
+                    ref = request_streams(st)
+                    check(len(mine) == len(ref), "stream counts differ")
+                    for a, b in zip(mine, ref):
+                        fa, fb = headers_frames(a), headers_frames(b)
+                        check(len(fa) == len(fb), "stream %d: %d HEADERS "
+                              "frames, stock %d" % (a.sid, len(fa), len(fb)))
+                        for x, y in zip(fa, fb):
+                            check(same_but_date(x, y),
+                                  "stream %d: HEADERS differ from stock's:"
+                                  "\n  %s\n  %s" % (a.sid, x.hex(), y.hex()))
+                    check(server_uni(seen[(case, kind)], 0x02) is None,
+                          "an encoder stream was opened")
+                results.run(running[kind].label,
+                            "%s_headers_frames_are_stocks_octets" % case,
+                            identical)
+
+        for s in running.values():
+            Results.run(results, s.label, "error_log_has_no_crash_or_alert",
+                        no_crash_or_alert, s, 0)
+    finally:
+        for s in running.values():
+            s.stop()
+    print("run_h3: nginx %s, %.0fs" % (args.version, time.monotonic() - start))
+    return results.finish()
+
+
+def prefix_int(data, pos, bits):
+    v = data[pos] & ((1 << bits) - 1)
+    pos += 1
+    if v < (1 << bits) - 1:
+        return v, pos
+    shift = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        v += (b & 0x7f) << shift
+        shift += 7
+        if not b & 0x80:
+            return v, pos
+
+
+def lines(section):
+    """The field lines of a static-only section, each as (static index of
+    its name or None, its octets), after the two-octet prefix."""
+    pos, out = 2, []
+    while pos < len(section):
+        start, b = pos, section[pos]
+        if b & 0x80:                    # indexed field line
+            index, pos = prefix_int(section, pos, 6)
+        elif b & 0x40:                  # literal with name reference
+            index, pos = prefix_int(section, pos, 4)
+            n, pos = prefix_int(section, pos, 7)
+            pos += n
+        elif b & 0x20:                  # literal with literal name
+            index = None
+            n, pos = prefix_int(section, pos, 3)
+            pos += n
+            n, pos = prefix_int(section, pos, 7)
+            pos += n
+        else:
+            raise Failure("not a static-only section: %s" % section.hex())
+        out.append((index, section[start:pos]))
+    return out
+
+
+DATE_INDEX = 6
+
+
+def same_but_date(x, y):
+    """Two static-only sections equal octet for octet but for the Date
+    field's value (the one field that differs between two servers)."""
+    if x[:2] != y[:2]:
+        return False
+    lx = [(i, o if i != DATE_INDEX or o[0] & 0x80 else None)
+          for i, o in lines(x)]
+    ly = [(i, o if i != DATE_INDEX or o[0] & 0x80 else None)
+          for i, o in lines(y)]
+    return lx == ly
+
+
+if __name__ == "__main__":
+    sys.exit(main())
