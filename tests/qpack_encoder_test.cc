@@ -743,7 +743,8 @@ TEST(QpackEncoderWire, NeverIndexedFieldsCarryTheNBit) {
     Encoded e = encode(enc.get(), 0, {{"authorization", "secret-secret-secret"}});
     EXPECT_EQ(e.stream, "");
     EXPECT_EQ(e.section.substr(0, 8), "00007f45");
-    std::vector<hpack_header_t> h = headers_of({{"x-token", "abc"}});
+    const HeaderList token = {{"x-token", "abc"}};
+    std::vector<hpack_header_t> h = headers_of(token);
     h[0].flags = HPACK_FIELD_NEVER_INDEX;
     uint8_t out[64], so[64];
     size_t ol, sl;
@@ -761,7 +762,8 @@ TEST(QpackEncoderWire, RefusesBadArgumentsAndShortBuffers) {
     size_t ol, sl;
     EXPECT_EQ(qpack_encode(enc.get(), 0, &h, 1, out, sizeof out, &ol, nullptr, 0, &sl),
               HPACK_E_ARGUMENT);
-    const std::vector<hpack_header_t> ok = headers_of({{"x-a", "b"}});
+    const HeaderList list = {{"x-a", "b"}};
+    const std::vector<hpack_header_t> ok = headers_of(list);
     EXPECT_EQ(qpack_encode(enc.get(), 0, ok.data(), 1, out, QPACK_SECTION_BOUND, &ol, nullptr,
                            0, &sl),
               HPACK_E_BUFFER);
