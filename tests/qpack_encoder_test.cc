@@ -730,7 +730,9 @@ TEST(QpackEncoderWire, OutstandingSectionsAreBounded) {
     for (int i = 0; i < QPACK_MAX_OUTSTANDING + 10; ++i) {
         const Encoded e = encode(enc.get(), 4 * i, {{"custom-key", "custom-value"}});
         ASSERT_EQ(e.rc, QPACK_OK);
-        if (i >= QPACK_MAX_OUTSTANDING) EXPECT_EQ(e.section.substr(0, 4), "0000");
+        if (i >= QPACK_MAX_OUTSTANDING) {
+            EXPECT_EQ(e.section.substr(0, 4), "0000");
+        }
     }
     EXPECT_EQ(qpack_encoder_outstanding_sections(enc.get()), size_t{QPACK_MAX_OUTSTANDING});
 }
