@@ -33,6 +33,7 @@ from interop.harness import (PORT_SHIFT, WORK, Failure, Filtered, Results,
                              Skip, check, info, no_crash_or_alert,
                              stop_on_sigterm)
 from interop.harness.origins import HintsOrigin, final, hints
+from interop.harness.responses import SECURITY
 
 TEMPLATE = nginx_runner.REPO / "interop" / "conf" / "h3.conf"
 GTLSCLIENT = "/usr/bin/gtlsclient"
@@ -43,20 +44,6 @@ LABELS = {"on": "h3-on", "small": "h3-on-table-512", "off": "h3-off",
 # UDP and TCP, one port per server, beside the suite's 18080+/18443+
 BASE_PORT = 18560
 
-SECURITY = [
-    ("strict-transport-security",
-     "max-age=63072000; includeSubDomains; preload"),
-    ("content-security-policy",
-     "default-src 'self'; script-src 'self' https://cdn.example.com; "
-     "style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-     "frame-ancestors 'none'"),
-    ("x-content-type-options", "nosniff"),
-    ("x-frame-options", "DENY"),
-    ("referrer-policy", "strict-origin-when-cross-origin"),
-    ("permissions-policy", "geolocation=(), microphone=(), camera=()"),
-    ("cross-origin-opener-policy", "same-origin"),
-    ("cache-control", "public, max-age=3600, stale-while-revalidate=60"),
-]
 REQUESTS = 100
 HINTS = 40
 

@@ -41,6 +41,27 @@ private:
     uint8_t*  written_ = nullptr;
 };
 
+// Room in an encoder's table for an entry of bytes octets of name and
+// value (DynamicTable::make_room()), with bucket_bytes octets per ring
+// slot for two ChainHeads (name+value, name) in the table's allocation.
+// When the storage moved, the heads are attached to the new block and
+// *rebuild is set: the caller links every entry again.  False on
+// allocation failure (the table is unchanged).
+template <class Table>
+inline bool make_room_indexed(Table& table, ChainHeads& buckets, uint64_t* mask, size_t bytes,
+                              size_t bucket_bytes, bool* rebuild) {
+    void* extra;
+    *rebuild = false;
+    if (!table.make_room(bytes, bucket_bytes, &extra)) return false;
+    if (!extra) return true;
+    const uint64_t n = table.ring_capacity();
+    uint64_t* const ids = static_cast<uint64_t*>(extra);
+    buckets.attach(ids, reinterpret_cast<uint8_t*>(ids + 2 * n), 2 * n);
+    *mask = n - 1;
+    *rebuild = true;
+    return true;
+}
+
 }  // namespace hpack
 
 #endif

@@ -251,14 +251,10 @@ struct hpack_encoder {
 // for a new connection.  The buckets live in the table's allocation and
 // are rebuilt with it.
 bool hpack_encoder::grow(size_t bytes) {
-    void* extra;
-    if (!table.make_room(bytes, kBucketBytesPerSlot, &extra)) return false;
-    if (!extra) return true;
-    const uint64_t n = table.ring_capacity();
-    uint64_t* const ids = static_cast<uint64_t*>(extra);
-    buckets.attach(ids, reinterpret_cast<uint8_t*>(ids + 2 * n), 2 * n);
-    bucket_mask = n - 1;
-    rebuild_index();
+    bool rebuild;
+    if (!make_room_indexed(table, buckets, &bucket_mask, bytes, kBucketBytesPerSlot, &rebuild))
+        return false;
+    if (rebuild) rebuild_index();
     return true;
 }
 

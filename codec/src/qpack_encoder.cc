@@ -278,14 +278,10 @@ struct qpack_encoder {
 // storage grown when it is short; the buckets live in the table's
 // allocation and are rebuilt with it (as the HPACK encoder's).
 bool qpack_encoder::grow(size_t bytes) {
-    void* extra;
-    if (!table.make_room(bytes, kBucketBytesPerSlot, &extra)) return false;
-    if (!extra) return true;
-    const uint64_t n = table.ring_capacity();
-    uint64_t* const ids = static_cast<uint64_t*>(extra);
-    buckets.attach(ids, reinterpret_cast<uint8_t*>(ids + 2 * n), 2 * n);
-    bucket_mask = n - 1;
-    rebuild_index();
+    bool rebuild;
+    if (!make_room_indexed(table, buckets, &bucket_mask, bytes, kBucketBytesPerSlot, &rebuild))
+        return false;
+    if (rebuild) rebuild_index();
     return true;
 }
 
