@@ -849,6 +849,8 @@ def qpack_octet_lines(doc):
     groups = [(g, t, [c for c in conns if c["group"] == g])
               for g, t in QPACK_OCTET_GROUPS]
     groups = [x for x in groups if x[2]]
+    # the targets are on both corpora together
+    rows = groups + ([("all", "both corpora", conns)] if len(groups) > 1 else [])
     lines += ["| corpus | mode | ours: sections | encoder stream | total "
               "| nghttp3: sections | encoder stream | total "
               "| ours/nghttp3 | sections ours/nghttp3 | inserts, ours "
@@ -858,7 +860,7 @@ def qpack_octet_lines(doc):
               "|--:|--:|"]
     empty = {"sections": None, "encoder_stream": None, "total": None,
              "inserts": None, "indexed": None, "blocking_sections": None}
-    for g, text, cs in groups:
+    for g, text, cs in rows:
         lists = sum(c["lists"] for c in cs)
         for b, a in modes:
             o = qpack_sums(cs, "ours", b, a) or empty
