@@ -243,14 +243,18 @@ struct Model {
 };
 
 // The prefix of a section (4.5.1): Required Insert Count and Base as the
-// RFC's decoder computes them.  st: 1 valid, -1 invalid or truncated.
+// RFC's decoder computes them, when the section arrives: known is the
+// count of a stream's blocked section, which the same encoded value stands
+// for when it is begun again (0: none).  st: 1 valid, -1 invalid or
+// truncated.
 struct Prefix {
     int st;
     uint64_t ric, base;
     size_t len;
 };
 
-Prefix read_prefix(const std::vector<uint8_t>& s, size_t max_capacity, uint64_t inserts) {
+Prefix read_prefix(const std::vector<uint8_t>& s, size_t max_capacity, uint64_t inserts,
+                   uint64_t known) {
     const Int enc = read_int(s.data(), s.size(), 8);
     if (enc.st <= 0) return {-1, 0, 0, 0};
     const Int delta = read_int(s.data() + enc.len, s.size() - enc.len, 7);
@@ -260,14 +264,18 @@ Prefix read_prefix(const std::vector<uint8_t>& s, size_t max_capacity, uint64_t 
         const uint64_t max_entries = max_capacity / 32;
         const uint64_t full_range = 2 * max_entries;
         if (enc.v > full_range) return {-1, 0, 0, 0};
-        const uint64_t max_value = inserts + max_entries;
-        const uint64_t max_wrapped = max_value / full_range * full_range;
-        ric = max_wrapped + enc.v - 1;
-        if (ric > max_value) {
-            if (ric <= full_range) return {-1, 0, 0, 0};
-            ric -= full_range;
+        if (known && enc.v == known % full_range + 1) {
+            ric = known;
+        } else {
+            const uint64_t max_value = inserts + max_entries;
+            const uint64_t max_wrapped = max_value / full_range * full_range;
+            ric = max_wrapped + enc.v - 1;
+            if (ric > max_value) {
+                if (ric <= full_range) return {-1, 0, 0, 0};
+                ric -= full_range;
+            }
+            if (ric == 0) return {-1, 0, 0, 0};
         }
-        if (ric == 0) return {-1, 0, 0, 0};
     }
     const bool sign = s[enc.len] & 0x80;
     if (sign && ric <= delta.v) return {-1, 0, 0, 0};
@@ -564,10 +572,14 @@ struct Conn {
         failed(rc);
     }
 
-    void begin(uint64_t id, const std::vector<uint8_t>& bytes, bool one_batch) {
+    // known: the Required Insert Count of the stream's section when it
+    // blocked, for a stream qpack_decoder_unblocked() named (0: none).
+    void begin(uint64_t id, const std::vector<uint8_t>& bytes, bool one_batch, uint64_t known = 0) {
         in_section = false;
         section.reset(new Exact(bytes.data(), bytes.size()));
-        const Prefix pre = read_prefix(bytes, model.max_capacity, model.inserted());
+        for (const Blocked& b : blocked)
+            if (b.stream == id) known = b.ric;
+        const Prefix pre = read_prefix(bytes, model.max_capacity, model.inserted(), known);
         const int rc = qpack_decode_begin(dec, id, section->begin(), section->n);
         nomem_or(rc);
         const std::string what = "stream " + std::to_string(id) + " section " + hex(bytes) +
@@ -672,9 +684,11 @@ struct Conn {
         const size_t n = qpack_decoder_unblocked(dec, ids, max);
         FUZZ_CHECK(n <= max, "more unblocked streams than asked for");
         std::vector<uint64_t> want;
+        std::vector<uint64_t> rics;
         for (size_t i = 0; i < blocked.size() && want.size() < max;) {
             if (blocked[i].ric <= model.inserted()) {
                 want.push_back(blocked[i].stream);
+                rics.push_back(blocked[i].ric);
                 blocked.erase(blocked.begin() + static_cast<ptrdiff_t>(i));
             } else {
                 ++i;
@@ -683,10 +697,11 @@ struct Conn {
         FUZZ_CHECK(want == std::vector<uint64_t>(ids, ids + n),
                    "unblocked " + std::to_string(n) + " streams, expected " + std::to_string(want.size()));
         check_table();
-        for (uint64_t id : want) {
+        for (size_t i = 0; i < want.size(); ++i) {
+            const uint64_t id = want[i];
             const std::vector<uint8_t> bytes = saved[id];
             saved.erase(id);
-            begin(id, bytes, false);
+            begin(id, bytes, false, rics[i]);
             check_table();
         }
     }

@@ -873,6 +873,24 @@ TEST(QpackBlocked, AnUnblockedStreamLeavesTheCount) {
     EXPECT_EQ(qpack_decoder_blocked_streams(q.dec), 1u);
 }
 
+// A blocked section keeps the Required Insert Count reconstructed when it
+// arrived (RFC 9204 4.5.1.1), not the one its prefix gives against the
+// inserts made since: an encoder that evicts the entry the section
+// references (which RFC 9204 2.1.1 forbids) makes it an error when it is
+// begun again (2.2.3), where the later count would wrap to a newer entry,
+// or block the stream again after qpack_decoder_unblocked() named it.
+TEST(QpackBlocked, TheRequiredInsertCountIsTheOneOfTheSectionsArrival) {
+    // 64 octets: MaxEntries 2, FullRange 4.  RIC 1 (encoded 2), Base 1,
+    // the entry 0; then 32-octet inserts that evict it.
+    for (const char* inserts : {"4000" "4000" "4000" "4000", "4000" "4000" "4000" "4000" "4000"}) {
+        Qpack q(64, 1);
+        EXPECT_EQ(q.section(0, "0200" "80"), QPACK_BLOCKED);
+        ASSERT_EQ(q.encoder(std::string("3f21") + inserts), QPACK_OK);
+        EXPECT_EQ(q.unblocked(), std::vector<uint64_t>{0}) << inserts;
+        EXPECT_EQ(q.section(0, "0200" "80"), QPACK_E_DYNAMIC_INDEX) << inserts;
+    }
+}
+
 // --------------------------------------------------------------- limits
 
 // A limit ends the section (a stream error, H3_EXCESSIVE_LOAD) and cancels

@@ -235,8 +235,10 @@ int qpack_decoder_cancel_stream(qpack_decoder_t *dec, uint64_t stream_id);
 
 /* Writes up to max ids of blocked streams whose sections can be decoded
  * now (their Required Insert Count has been reached) to stream_ids, in the
- * order they blocked, and stops counting them as blocked.  Returns the
- * number written; call again while it is max. */
+ * order they blocked, and stops counting them as blocked.  Each keeps the
+ * Required Insert Count its section had when it arrived (RFC 9204
+ * 4.5.1.1) until the section is begun again or the stream is cancelled.
+ * Returns the number written; call again while it is max. */
 size_t qpack_decoder_unblocked(qpack_decoder_t *dec, uint64_t *stream_ids,
     size_t max);
 

@@ -109,6 +109,13 @@ struct BlockedStream {
     uint64_t ric;
 };
 
+// Set in ric once qpack_decoder_unblocked() named the stream: it no longer
+// counts as blocked, and keeps until its section is begun again the
+// Required Insert Count reconstructed when the section arrived (RFC 9204
+// 4.5.1.1; the count reconstructed later could wrap past it).  A
+// reconstructed count stays below 2^63.
+constexpr uint64_t kNamed = uint64_t{1} << 63;
+
 }  // namespace
 }  // namespace hpack
 
@@ -150,17 +157,26 @@ struct qpack_decoder {
         return rc;
     }
 
-    size_t n_blocked() const { return blocked.size() / sizeof(BlockedStream); }
+    // Blocked and named streams; the blocked ones.
+    size_t n_listed() const { return blocked.size() / sizeof(BlockedStream); }
+    const BlockedStream* blocked_at(size_t i) const {
+        return reinterpret_cast<const BlockedStream*>(blocked.data()) + i;
+    }
     BlockedStream* blocked_at(size_t i) {
         return reinterpret_cast<BlockedStream*>(blocked.data()) + i;
     }
+    size_t n_blocked() const {
+        size_t n = 0;
+        for (size_t i = 0; i < n_listed(); ++i) n += !(blocked_at(i)->ric & kNamed);
+        return n;
+    }
     void unblock(size_t i) {
         BlockedStream* b = blocked_at(0);
-        memmove(b + i, b + i + 1, (n_blocked() - i - 1) * sizeof(BlockedStream));
+        memmove(b + i, b + i + 1, (n_listed() - i - 1) * sizeof(BlockedStream));
         blocked.truncate(blocked.size() - sizeof(BlockedStream));
     }
     size_t find_blocked(uint64_t id) {
-        for (size_t i = 0; i < n_blocked(); ++i)
+        for (size_t i = 0; i < n_listed(); ++i)
             if (blocked_at(i)->stream_id == id) return i;
         return SIZE_MAX;
     }
@@ -173,7 +189,7 @@ struct qpack_decoder {
 
     int read_instruction(const uint8_t* p, const uint8_t* e, size_t* used);
     int insert(const uint8_t* name, size_t name_len, const uint8_t* value, size_t value_len);
-    int decode_prefix(const uint8_t* p, const uint8_t* e, size_t* used);
+    int decode_prefix(const uint8_t* p, const uint8_t* e, uint64_t known, size_t* used);
     int read_field(const uint8_t* p, const uint8_t* e, hpack_field_t* f, bool first,
                    size_t* used);
     int dynamic_entry(uint64_t id, DecoderTable::Entry** entry);
@@ -322,7 +338,10 @@ int qpack_decoder::dynamic_entry(uint64_t id, DecoderTable::Entry** entry) {
 }
 
 // Reads the prefix (RFC 9204 4.5.1): Required Insert Count and Base.
-int qpack_decoder::decode_prefix(const uint8_t* p, const uint8_t* e, size_t* used) {
+// known: the count reconstructed when the stream's section first arrived
+// (it blocked), else 0; taken again when the prefix encodes it.
+int qpack_decoder::decode_prefix(const uint8_t* p, const uint8_t* e, uint64_t known,
+                                 size_t* used) {
     if (p == e) return QPACK_E_TRUNCATED;
     uint64_t encoded;
     int r = decode_integer62(p, e, 8, &encoded);
@@ -341,14 +360,18 @@ int qpack_decoder::decode_prefix(const uint8_t* p, const uint8_t* e, size_t* use
         const uint64_t max_entries = max_capacity / HPACK_ENTRY_OVERHEAD;
         const uint64_t full_range = 2 * max_entries;
         if (encoded > full_range) return QPACK_E_INSERT_COUNT;
-        const uint64_t max_value = table.next_id() + max_entries;
-        const uint64_t max_wrapped = max_value / full_range * full_range;
-        required = max_wrapped + encoded - 1;
-        if (required > max_value) {
-            if (required <= full_range) return QPACK_E_INSERT_COUNT;
-            required -= full_range;
+        if (known != 0 && encoded == known % full_range + 1) {
+            required = known;
+        } else {
+            const uint64_t max_value = table.next_id() + max_entries;
+            const uint64_t max_wrapped = max_value / full_range * full_range;
+            required = max_wrapped + encoded - 1;
+            if (required > max_value) {
+                if (required <= full_range) return QPACK_E_INSERT_COUNT;
+                required -= full_range;
+            }
+            if (required == 0) return QPACK_E_INSERT_COUNT;
         }
-        if (required == 0) return QPACK_E_INSERT_COUNT;
     }
     // 4.5.1.2: a Base below 0 is invalid.
     if (sign) {
@@ -565,18 +588,20 @@ HPACK_API int qpack_decode_begin(qpack_decoder_t* dec, uint64_t stream_id,
                                  const uint8_t* section, size_t len) {
     if (dec->error) return HPACK_E_STATE;
     dec->in_section = false;
-    size_t used = 0;
-    const int rc = dec->decode_prefix(section, section + len, &used);
-    if (rc != HPACK_OK) return dec->fail(rc);
     const size_t at = dec->find_blocked(stream_id);
+    const uint64_t listed = at != SIZE_MAX ? dec->blocked_at(at)->ric : 0;
+    size_t used = 0;
+    const int rc = dec->decode_prefix(section, section + len, listed & ~kNamed, &used);
+    if (rc != HPACK_OK) return dec->fail(rc);
     if (dec->ric > dec->table.next_id()) {
         // RFC 9204 2.1.2: blocked; one stream more than we allow is a
         // connection error.
+        if ((at == SIZE_MAX || (listed & kNamed)) && dec->n_blocked() >= dec->max_blocked)
+            return dec->fail(QPACK_E_BLOCKED_STREAMS);
         if (at != SIZE_MAX) {
             dec->blocked_at(at)->ric = dec->ric;
             return QPACK_BLOCKED;
         }
-        if (dec->n_blocked() >= dec->max_blocked) return dec->fail(QPACK_E_BLOCKED_STREAMS);
         const BlockedStream b{stream_id, dec->ric};
         if (!dec->blocked.append(reinterpret_cast<const uint8_t*>(&b), sizeof b))
             return dec->fail(HPACK_E_NOMEM);
@@ -658,13 +683,11 @@ HPACK_API int qpack_decoder_cancel_stream(qpack_decoder_t* dec, uint64_t stream_
 HPACK_API size_t qpack_decoder_unblocked(qpack_decoder_t* dec, uint64_t* stream_ids,
                                          size_t max) {
     size_t n = 0;
-    for (size_t i = 0; i < dec->n_blocked() && n < max;) {
-        const BlockedStream b = *dec->blocked_at(i);
-        if (b.ric <= dec->table.next_id()) {
-            stream_ids[n++] = b.stream_id;
-            dec->unblock(i);
-        } else {
-            ++i;
+    for (size_t i = 0; i < dec->n_listed() && n < max; ++i) {
+        BlockedStream* b = dec->blocked_at(i);
+        if (!(b->ric & kNamed) && b->ric <= dec->table.next_id()) {
+            stream_ids[n++] = b->stream_id;
+            b->ric |= kNamed;
         }
     }
     return n;
