@@ -10,7 +10,7 @@
 
 FUZZ_DIR        := $(BUILD)/fuzz
 FUZZ_TARGETS    := decoder_fuzz roundtrip_fuzz nghttp2_diff_fuzz huffman_fuzz \
-                   qpack_decoder_fuzz
+                   qpack_decoder_fuzz qpack_nghttp3_diff_fuzz
 FUZZ_BINS       := $(addprefix $(FUZZ_DIR)/,$(FUZZ_TARGETS))
 FUZZ_SECONDS    ?= 600
 FUZZ_SMOKE_SECONDS ?= 45
@@ -25,10 +25,13 @@ FUZZ_MAX_LEN_nghttp2_diff_fuzz := 8192
 FUZZ_MAX_LEN_roundtrip_fuzz    := 4096
 FUZZ_MAX_LEN_huffman_fuzz      := 4096
 FUZZ_MAX_LEN_qpack_decoder_fuzz := 8192
+FUZZ_MAX_LEN_qpack_nghttp3_diff_fuzz := 8192
 
 FUZZ_CXXFLAGS   := -std=c++17 $(FUZZ_OPT) -g $(WARN) -Icodec/include -Icodec/src \
                    -Icodec/tools -Ifuzz
 FUZZ_HDRS       := $(wildcard fuzz/*.h) $(TOOL_HDRS)
+# The reference libraries the differential and round-trip targets link.
+FUZZ_LIBS       := -lnghttp2 -lnghttp3
 
 VALGRIND        ?= valgrind
 VALGRIND_FLAGS  := -q --error-exitcode=1 --leak-check=full \
@@ -43,7 +46,7 @@ VALGRIND_GTEST_ARGS ?=
 $(FUZZ_BINS): $(FUZZ_DIR)/%: fuzz/%.cc $(FUZZ_HDRS) $(CODEC_HDRS) $(CODEC_LIB_fuzz)
 	@mkdir -p $(@D)
 	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) $(SAN_FLAGS) -fsanitize=fuzzer $< \
-	    $(CODEC_LIB_fuzz) -lnghttp2 -o $@
+	    $(CODEC_LIB_fuzz) $(FUZZ_LIBS) -o $@
 
 ## build every fuzz target (build/fuzz/)
 fuzz-build: $(FUZZ_BINS)
