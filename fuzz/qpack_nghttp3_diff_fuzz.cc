@@ -419,10 +419,12 @@ struct Conn {
 
     uint64_t their_inserts() const { return nghttp3_qpack_decoder_get_icnt(theirs); }
 
-    void check_inserts(const std::string& where) const {
+    // where(): the failure's context, built only on failure.
+    template <class Where>
+    void check_inserts(const Where& where) const {
         FUZZ_CHECK(qpack_decoder_insert_count(ours) == their_inserts(),
                    "insert counts differ: ours " + std::to_string(qpack_decoder_insert_count(ours)) +
-                       ", nghttp3 " + std::to_string(their_inserts()) + ": " + where);
+                       ", nghttp3 " + std::to_string(their_inserts()) + ": " + where());
     }
 
     // ------------------------------------------------- encoder stream
@@ -445,12 +447,13 @@ struct Conn {
 
     // One complete instruction's verdicts (ours rc, nghttp3's) judged.
     // Returns normally when both accepted it.
-    void judge(const Instr& in, int ro, int rn, const std::string& where) {
+    template <class Where>
+    void judge(const Instr& in, int ro, int rn, const Where& where) {
         const bool e1 = in.overlong && !canon_encoder;
         if (ro == QPACK_OK && rn == 0) {
-            FUZZ_CHECK(in.st > 0, "both accepted an invalid integer: " + where);
-            FUZZ_CHECK(!e1, "we accepted an overlong integer: " + where);
-            FUZZ_CHECK(!in.too_long, "nghttp3 accepted a string above its limits: " + where);
+            FUZZ_CHECK(in.st > 0, "both accepted an invalid integer: " + where());
+            FUZZ_CHECK(!e1, "we accepted an overlong integer: " + where());
+            FUZZ_CHECK(!in.too_long, "nghttp3 accepted a string above its limits: " + where());
             check_inserts(where);
             return;
         }
@@ -458,11 +461,11 @@ struct Conn {
         if (ro != QPACK_OK) {
             FUZZ_CHECK(e1 && ro == QPACK_E_ENC_INTEGER,
                        "we rejected an instruction nghttp3 accepted (" + std::to_string(ro) + "): " +
-                           where);
+                           where());
         } else {
             FUZZ_CHECK(in.too_long && rn == NGHTTP3_ERR_QPACK_HEADER_TOO_LARGE,
                        "nghttp3 rejected an instruction we accepted (" +
-                           std::string(nghttp3_strerror(rn)) + "): " + where);
+                           std::string(nghttp3_strerror(rn)) + "): " + where());
         }
         throw Closed{};
     }
@@ -487,7 +490,9 @@ struct Conn {
             done.push_back(std::move(in));
             if (done.back().st < 0) break;   // both must reject it
         }
-        const std::string at = "encoder stream " + hex(es) + " at ";
+        auto at = [&](size_t off) {
+            return "encoder stream " + hex(es) + " at " + std::to_string(off);
+        };
 
         if (owes) {
             // A side rejected the pending instruction early; the other
@@ -508,8 +513,8 @@ struct Conn {
             es_fed = end;
             if (r != 0) throw Closed{};
             FUZZ_CHECK(done.empty(), std::string(owes == 2 ? "nghttp3" : "we") +
-                                         " accepted an instruction the other rejected: " + at +
-                                         std::to_string(starts[0]));
+                                         " accepted an instruction the other rejected: " +
+                                         at(starts[0]));
             return;
         }
 
@@ -534,7 +539,7 @@ struct Conn {
                 const int ro = read_ours(ours_of(k));
                 const auto t = theirs_of(k);
                 const int rn = read_theirs(t.first, t.second);
-                judge(done[k], ro, rn, at + std::to_string(starts[k]));
+                judge(done[k], ro, rn, [&] { return at(starts[k]); });
                 es_fed = es_done = starts[k] + done[k].len;
                 canon_sent = 0;
             }
@@ -566,19 +571,20 @@ struct Conn {
                 }
                 if (done[k].inserts) ++count;
             }
-            const std::string where = at + std::to_string(starts[0]) + " (whole: ours " +
-                                      std::to_string(ro) + " with " + std::to_string(ours_count) +
-                                      " inserts)";
+            auto where = [&] {
+                return at(starts[0]) + " (whole: ours " + std::to_string(ro) + " with " +
+                       std::to_string(ours_count) + " inserts)";
+            };
             if (exception == kNone || (failed != kNone && failed < exception)) {
                 if (failed == kNone) {
-                    FUZZ_CHECK(done.back().st > 0, "nghttp3 accepted an invalid integer: " + where);
-                    FUZZ_CHECK(ro == QPACK_OK, "we rejected instructions nghttp3 accepted: " + where);
+                    FUZZ_CHECK(done.back().st > 0, "nghttp3 accepted an invalid integer: " + where());
+                    FUZZ_CHECK(ro == QPACK_OK, "we rejected instructions nghttp3 accepted: " + where());
                     check_inserts(where);
                 } else {
                     FUZZ_CHECK(ro != QPACK_OK && ours_count == count_at_failure,
                                "nghttp3 rejected instruction " + std::to_string(failed) +
                                    " after " + std::to_string(count_at_failure) +
-                                   " inserts: " + where);
+                                   " inserts: " + where());
                     throw Closed{};
                 }
             } else {
@@ -587,14 +593,14 @@ struct Conn {
                     FUZZ_CHECK(ro != QPACK_OK && ours_count == count_at_exception &&
                                    (ro == QPACK_E_ENC_INTEGER || failed == exception),
                                "we did not reject the overlong integer of instruction " +
-                                   std::to_string(exception) + ": " + where);
+                                   std::to_string(exception) + ": " + where());
                 } else {
                     FUZZ_CHECK(failed == exception && rn == NGHTTP3_ERR_QPACK_HEADER_TOO_LARGE,
                                "nghttp3 did not reject the long string of instruction " +
-                                   std::to_string(exception) + ": " + where);
+                                   std::to_string(exception) + ": " + where());
                     FUZZ_CHECK(ro == QPACK_OK || ours_count >= count_at_exception,
                                "we rejected an instruction before " + std::to_string(exception) +
-                                   ": " + where);
+                                   ": " + where());
                 }
                 throw Closed{};
             }
@@ -614,7 +620,7 @@ struct Conn {
             const int rn = read_theirs(es.data() + es_fed, es.size() - es_fed);
             es_fed = es.size();
             canon_sent = pending.canon.size();
-            const std::string where = at + std::to_string(p) + " (cut)";
+
             if (ro != QPACK_OK && rn != 0) throw Closed{};
             if (ro != QPACK_OK) {
                 if (pending.overlong && !canon_encoder && ro == QPACK_E_ENC_INTEGER) throw Closed{};
@@ -626,7 +632,8 @@ struct Conn {
                 owes = 1;
                 return;
             }
-            FUZZ_CHECK(!pending.too_long, "nghttp3 accepted a string above its limits: " + where);
+            FUZZ_CHECK(!pending.too_long,
+                       "nghttp3 accepted a string above its limits: " + at(p) + " (cut)");
         }
         unblocked();
     }
@@ -698,12 +705,13 @@ struct Conn {
 
     // Both outcomes of one section judged (rules E1 and N1).  Returns
     // normally when both decoded it or both blocked.
+    template <class What>
     void compare(const Outcome& o, const Outcome& n, const SectionWalk& w, bool canonical,
-                 const std::string& what) {
-        const std::string where = what + "\n  " + o.show("ours") + "\n  " + n.show("nghttp3");
+                 const What& what) {
+        auto where = [&] { return what() + "\n  " + o.show("ours") + "\n  " + n.show("nghttp3"); };
         if (!canonical && w.prefix_overlong) {
             FUZZ_CHECK(o.kind == Outcome::kError && o.rc == QPACK_E_INTEGER,
-                       "we accepted a prefix with an overlong integer: " + where);
+                       "we accepted a prefix with an overlong integer: " + where());
             throw Closed{};
         }
         size_t ex_ours = kNone, ex_theirs = kNone;
@@ -717,7 +725,7 @@ struct Conn {
         if (ex != kNone && o.kind != Outcome::kBlocked && n.kind != Outcome::kBlocked &&
             !ours_before && !theirs_before) {
             for (size_t i = 0; i < ex; ++i)
-                FUZZ_CHECK(o.fields[i] == n.fields[i], "field " + std::to_string(i) + ": " + where);
+                FUZZ_CHECK(o.fields[i] == n.fields[i], "field " + std::to_string(i) + ": " + where());
             // Both failing at line ex is plain agreement.
             const bool ours_at = o.kind == Outcome::kError && o.fields.size() == ex;
             const bool theirs_at = n.kind == Outcome::kError && n.fields.size() == ex;
@@ -725,20 +733,20 @@ struct Conn {
                 FUZZ_CHECK(ours_at && (theirs_at || o.rc == QPACK_E_INTEGER ||
                                        (w.lines[ex].too_long_ours && o.rc == QPACK_E_STRING_TOO_LARGE)),
                            "we did not reject line " + std::to_string(ex) +
-                               " (an overlong integer): " + where);
+                               " (an overlong integer): " + where());
             } else {
                 FUZZ_CHECK(theirs_at && (ours_at || n.rc == NGHTTP3_ERR_QPACK_HEADER_TOO_LARGE),
                            "nghttp3 did not reject line " + std::to_string(ex) +
-                               " (a long string): " + where);
+                               " (a long string): " + where());
             }
             throw Closed{};
         }
-        FUZZ_CHECK(o.kind == n.kind, "outcomes differ: " + where);
-        FUZZ_CHECK(o.fields.size() == n.fields.size(), "field counts differ: " + where);
+        FUZZ_CHECK(o.kind == n.kind, "outcomes differ: " + where());
+        FUZZ_CHECK(o.fields.size() == n.fields.size(), "field counts differ: " + where());
         for (size_t i = 0; i < o.fields.size(); ++i)
-            FUZZ_CHECK(o.fields[i] == n.fields[i], "field " + std::to_string(i) + ": " + where);
+            FUZZ_CHECK(o.fields[i] == n.fields[i], "field " + std::to_string(i) + ": " + where());
         if (n.rc == kNghttp3TooManyBlocked)
-            FUZZ_CHECK(o.rc == QPACK_E_BLOCKED_STREAMS, "one stream too many blocked: " + where);
+            FUZZ_CHECK(o.rc == QPACK_E_BLOCKED_STREAMS, "one stream too many blocked: " + where());
         if (o.kind == Outcome::kError) throw Closed{};
     }
 
@@ -765,8 +773,10 @@ struct Conn {
             n.kind = Outcome::kError;
             n.rc = kNghttp3TooManyBlocked;
         }
-        const std::string what = std::string(canonical ? "canonical " : "") + "stream " +
-                                 std::to_string(id) + " section " + hex(bytes);
+        auto what = [&] {
+            return std::string(canonical ? "canonical " : "") + "stream " + std::to_string(id) +
+                   " section " + hex(bytes);
+        };
         try {
             compare(o, n, w, canonical, what);
         } catch (const Closed&) {
@@ -799,11 +809,12 @@ struct Conn {
         }
         std::vector<uint64_t> want;
         for (const Blocked& b : ready) want.push_back(b.stream);
-        std::string names;
-        for (uint64_t id : named) names += " " + std::to_string(id);
-        std::string wants;
-        for (uint64_t id : want) wants += " " + std::to_string(id);
-        FUZZ_CHECK(named == want, "unblocked:" + names + ", nghttp3 can decode:" + wants);
+        auto list = [](const std::vector<uint64_t>& v) {
+            std::string s;
+            for (uint64_t id : v) s += " " + std::to_string(id);
+            return s;
+        };
+        FUZZ_CHECK(named == want, "unblocked:" + list(named) + ", nghttp3 can decode:" + list(want));
         FUZZ_CHECK(qpack_decoder_blocked_streams(ours) == blocked.size(),
                    "blocked streams: ours " + std::to_string(qpack_decoder_blocked_streams(ours)) +
                        ", nghttp3 " + std::to_string(blocked.size()));
@@ -812,8 +823,10 @@ struct Conn {
             const Outcome o = decode_ours(b.stream, b.ours);
             size_t used = 0;
             const Outcome n = decode_theirs(b.sctx, b.theirs->begin(), b.theirs->n, &used);
-            const std::string what = std::string(b.canonical ? "canonical " : "") + "unblocked stream " +
-                                     std::to_string(b.stream) + " section " + hex(b.ours);
+            auto what = [&] {
+                return std::string(b.canonical ? "canonical " : "") + "unblocked stream " +
+                       std::to_string(b.stream) + " section " + hex(b.ours);
+            };
             try {
                 compare(o, n, b.walk, b.canonical, what);
             } catch (const Closed&) {
