@@ -10,7 +10,7 @@
 
 FUZZ_DIR        := $(BUILD)/fuzz
 FUZZ_TARGETS    := decoder_fuzz roundtrip_fuzz nghttp2_diff_fuzz huffman_fuzz \
-                   qpack_decoder_fuzz qpack_nghttp3_diff_fuzz
+                   qpack_decoder_fuzz qpack_nghttp3_diff_fuzz qpack_roundtrip_fuzz
 FUZZ_BINS       := $(addprefix $(FUZZ_DIR)/,$(FUZZ_TARGETS))
 FUZZ_SECONDS    ?= 600
 FUZZ_SMOKE_SECONDS ?= 45
@@ -26,6 +26,7 @@ FUZZ_MAX_LEN_roundtrip_fuzz    := 4096
 FUZZ_MAX_LEN_huffman_fuzz      := 4096
 FUZZ_MAX_LEN_qpack_decoder_fuzz := 8192
 FUZZ_MAX_LEN_qpack_nghttp3_diff_fuzz := 8192
+FUZZ_MAX_LEN_qpack_roundtrip_fuzz := 4096
 
 FUZZ_CXXFLAGS   := -std=c++17 $(FUZZ_OPT) -g $(WARN) -Icodec/include -Icodec/src \
                    -Icodec/tools -Ifuzz
