@@ -722,6 +722,32 @@ TEST(QpackEncoderWire, EntryAboutToBeEvictedIsDuplicated) {
     EXPECT_EQ(qpack_encoder_table_entries(enc.get()), 4u);  // the original evicted
 }
 
+// A field the caller marks HPACK_FIELD_NO_INDEX is referred to where it
+// is, never duplicated (found by qpack_roundtrip_fuzz).
+TEST(QpackEncoderWire, NoIndexFieldIsNotDuplicated) {
+    EncoderPtr enc = make_encoder();
+    ASSERT_EQ(qpack_encoder_set_peer_settings(enc.get(), 256, 100), QPACK_OK);
+    const HeaderList lists[] = {{{"custom-key", "custom-value"}},
+                                {{"x-b", std::string(40, 'b')}},
+                                {{"x-c", std::string(40, 'c')}},
+                                {{"x-d", "dd"}}};
+    for (int i = 0; i < 4; ++i) {
+        ASSERT_EQ(encode(enc.get(), 4 * i, lists[i]).rc, QPACK_OK);
+        ASSERT_EQ(read_decoder(enc.get(), hex(std::vector<uint8_t>{uint8_t(0x80 | 4 * i)})),
+                  QPACK_OK);
+    }
+    const HeaderList field = {{"custom-key", "custom-value"}};
+    std::vector<hpack_header_t> h = headers_of(field);
+    h[0].flags = HPACK_FIELD_NO_INDEX;
+    uint8_t out[64], so[64];
+    size_t ol, sl;
+    ASSERT_EQ(qpack_encode(enc.get(), 16, h.data(), 1, out, sizeof out, &ol, so, sizeof so, &sl),
+              QPACK_OK);
+    EXPECT_EQ(sl, 0u);
+    // Required Insert Count 1 (encoded 2), Base 4 (delta 3), relative 3
+    EXPECT_EQ(hex(out, ol), "020383");
+}
+
 // A peer that never acknowledges holds at most QPACK_MAX_OUTSTANDING
 // sections of ours; past them, sections refer to nothing.
 TEST(QpackEncoderWire, OutstandingSectionsAreBounded) {

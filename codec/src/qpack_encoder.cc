@@ -535,7 +535,9 @@ uint8_t* qpack_encoder::encode_field(Pass& s, const hpack_header_t& h, uint8_t* 
     if (!never && s.may_refer) {
         found = find_nv(nv_hash, h);
         if (found != kNoId && referable(s, found))
-            return draining(found) ? duplicate(s, h, found, nv_hash, p) : refer(s, found, p);
+            return draining(found) && !(h.flags & HPACK_FIELD_NO_INDEX)
+                       ? duplicate(s, h, found, nv_hash, p)
+                       : refer(s, found, p);
     }
 
     // A literal, and maybe an insertion first.
