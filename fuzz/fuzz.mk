@@ -13,7 +13,7 @@ FUZZ_TARGETS    := decoder_fuzz roundtrip_fuzz nghttp2_diff_fuzz huffman_fuzz \
                    qpack_decoder_fuzz qpack_nghttp3_diff_fuzz qpack_roundtrip_fuzz
 FUZZ_BINS       := $(addprefix $(FUZZ_DIR)/,$(FUZZ_TARGETS))
 FUZZ_SECONDS    ?= 600
-FUZZ_SMOKE_SECONDS ?= 45
+FUZZ_SMOKE_SECONDS ?= 30
 FUZZ_RSS_MB     ?= 2048
 FUZZ_TIMEOUT    ?= 10
 # Extra libFuzzer flags, e.g. FUZZ_ARGS=-jobs=2
@@ -89,7 +89,7 @@ $(addprefix fuzz-,$(FUZZ_TARGETS)): fuzz-%: $(FUZZ_DIR)/% $(FUZZ_DIR)/corpus/%.s
 	$(call fuzz_run,$*,$(FUZZ_SECONDS))
 
 # fails on any crash, leak, timeout or OOM
-## every fuzz target for FUZZ_SMOKE_SECONDS (45) each (CI)
+## every fuzz target for FUZZ_SMOKE_SECONDS (30) each (CI)
 fuzz-smoke: $(addprefix fuzz-smoke-,$(FUZZ_TARGETS))
 
 ## every fuzz target for FUZZ_SECONDS (600) each
