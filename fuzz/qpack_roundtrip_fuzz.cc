@@ -25,8 +25,9 @@
 //   - whenever the decoders have the whole encoder stream, their tables
 //     are the encoder's (insert count, size, entries, capacity), and the
 //     Known Received Count never exceeds the inserts;
-//   - an out_cap one octet below QPACK_ENCODE_BOUND() is refused
-//     (HPACK_E_BUFFER) and an allocation failure (FaultyAllocator, the
+//   - a field with an empty name is refused (HPACK_E_ARGUMENT), an out_cap
+//     one octet below QPACK_ENCODE_BOUND() too (HPACK_E_BUFFER), and an
+//     allocation failure (FaultyAllocator, the
 //     encoder's allocator failing once) is HPACK_E_NOMEM or a section that
 //     still round-trips; either way the encoder is unchanged (its counts,
 //     table and outstanding sections) and encodes the same section next;
@@ -46,8 +47,9 @@
 //     0, 1  a field: bits 3-4 its HPACK_FIELD_* flags, bit 5 its value
 //           pre-encoded (value_literal), bits 6-7 where it comes from:
 //           0 u8: a pair of kPairs; 1 u8 + value: a name of kNames;
-//           2 u8 n + n octets + value: a literal name of n % 24 + 1
-//           octets; 3 u8: a field used before
+//           2 u8 n + n octets + value: a literal name of n % 25 octets
+//           (an empty one makes the section HPACK_E_ARGUMENT, and it goes
+//           again without that field); 3 u8: a field used before
 //     2     end of section: u8 s, the stream slot (s & 7) and the budget
 //           (s >> 3: 0 none, with stream_out NULL when the opcode's bit 3
 //           is set; 1-15 that many octets; 16-30 (n - 15) * 32; 31
@@ -310,6 +312,21 @@ struct Conn {
 
         const Snapshot before(enc);
         size_t out_len = 99, stream_len = 99;
+        bool empty_name = false;
+        for (const Field& f : list) empty_name |= f.name.empty();
+        if (empty_name) {
+            std::unique_ptr<uint8_t[]> o(new uint8_t[bound]);
+            FUZZ_CHECK(qpack_encode(enc, id, hs.data(), hs.size(), o.get(), bound, &out_len, sp, budget,
+                                    &stream_len) == HPACK_E_ARGUMENT,
+                       "a field with an empty name was accepted: " + what());
+            FUZZ_CHECK(out_len == 0 && stream_len == 0 && Snapshot(enc) == before,
+                       "a refused encode changed the encoder: " + what());
+            std::vector<Field> rest;
+            for (const Field& f : list)
+                if (!f.name.empty()) rest.push_back(f);
+            encode(slot, rest, budget, null_stream, short_first);
+            return;
+        }
         if (short_first) {
             std::unique_ptr<uint8_t[]> small(new uint8_t[bound - 1]);
             FUZZ_CHECK(qpack_encode(enc, id, hs.data(), hs.size(), small.get(), bound - 1, &out_len,
@@ -737,8 +754,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 f.value = value_of(in);
                 break;
             case 2:
-                f.name = in.bytes(in.u8() % 24 + 1);
-                if (f.name.empty()) f.name = "x";
+                f.name = in.bytes(in.u8() % 25);
                 f.value = value_of(in);
                 break;
             case 3:
