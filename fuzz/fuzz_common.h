@@ -353,6 +353,39 @@ inline size_t write_script_seeds(const std::string& dir, size_t max_bytes) {
     return n + 1;
 }
 
+// The encoders' input for a list of fields (name, value, flags, and
+// literal: the value goes pre-encoded as value_literal, whose octets
+// *literals keeps); *octets gets the sum of name_len + value_len +
+// value_literal_len, the bounds' measure.
+template <class Field>
+std::vector<hpack_header_t> headers_of(const std::vector<Field>& list,
+                                       std::vector<std::string>* literals, size_t* octets) {
+    literals->assign(list.size(), std::string());
+    std::vector<hpack_header_t> hs(list.size());
+    *octets = 0;
+    for (size_t i = 0; i < list.size(); ++i) {
+        const Field& f = list[i];
+        hpack_header_t& h = hs[i];
+        h = hpack_header_t{};
+        h.name = reinterpret_cast<const uint8_t*>(f.name.data());
+        h.name_len = f.name.size();
+        h.value = reinterpret_cast<const uint8_t*>(f.value.data());
+        h.value_len = f.value.size();
+        h.flags = f.flags;
+        if (f.literal) {
+            const size_t n = hpack_string_encoded_len(h.value, h.value_len);
+            (*literals)[i].resize(n);
+            uint8_t* dst = reinterpret_cast<uint8_t*>(&(*literals)[i][0]);
+            FUZZ_CHECK(hpack_string_encode(h.value, h.value_len, dst) == n,
+                       "hpack_string_encode != hpack_string_encoded_len");
+            h.value_literal = dst;
+            h.value_literal_len = n;
+        }
+        *octets += h.name_len + h.value_len + h.value_literal_len;
+    }
+    return hs;
+}
+
 }  // namespace hpack_fuzz
 
 #endif

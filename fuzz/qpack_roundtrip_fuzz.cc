@@ -273,31 +273,12 @@ struct Conn {
 
     void encode(size_t slot, const std::vector<Field>& list, size_t budget, bool null_stream,
                 bool short_first) {
-        std::vector<std::string> literals(list.size());
-        std::vector<hpack_header_t> hs(list.size());
-        size_t octets = 0;
+        std::vector<std::string> literals;
+        size_t octets;
+        const std::vector<hpack_header_t> hs = headers_of(list, &literals, &octets);
         bool inserts_allowed = false;
-        for (size_t i = 0; i < list.size(); ++i) {
-            const Field& f = list[i];
-            hpack_header_t& h = hs[i];
-            h = hpack_header_t{};
-            h.name = reinterpret_cast<const uint8_t*>(f.name.data());
-            h.name_len = f.name.size();
-            h.value = reinterpret_cast<const uint8_t*>(f.value.data());
-            h.value_len = f.value.size();
-            h.flags = f.flags;
-            if (f.literal) {
-                const size_t n = hpack_string_encoded_len(h.value, h.value_len);
-                literals[i].resize(n);
-                uint8_t* dst = reinterpret_cast<uint8_t*>(&literals[i][0]);
-                FUZZ_CHECK(hpack_string_encode(h.value, h.value_len, dst) == n,
-                           "hpack_string_encode != hpack_string_encoded_len");
-                h.value_literal = dst;
-                h.value_literal_len = n;
-            }
-            octets += h.name_len + h.value_len + h.value_literal_len;
+        for (const Field& f : list)
             inserts_allowed |= !(f.flags & (HPACK_FIELD_NEVER_INDEX | HPACK_FIELD_NO_INDEX));
-        }
         const uint64_t id = ids[slot];
         const size_t bound = QPACK_ENCODE_BOUND(hs.size(), octets);
         auto what = [&] {

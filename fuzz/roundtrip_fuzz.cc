@@ -148,27 +148,9 @@ std::string decode_nghttp2(nghttp2_hd_inflater* inf, const std::vector<uint8_t>&
 }
 
 void round_trip(Connection& c, const std::vector<Field>& list, size_t piece) {
-    std::vector<std::string> literals(list.size());
-    std::vector<hpack_header_t> hs(list.size());
-    for (size_t i = 0; i < list.size(); ++i) {
-        const Field& f = list[i];
-        hpack_header_t& h = hs[i];
-        h = hpack_header_t{};
-        h.name = reinterpret_cast<const uint8_t*>(f.name.data());
-        h.name_len = f.name.size();
-        h.value = reinterpret_cast<const uint8_t*>(f.value.data());
-        h.value_len = f.value.size();
-        h.flags = f.flags;
-        if (f.literal) {
-            const size_t n = hpack_string_encoded_len(h.value, h.value_len);
-            literals[i].resize(n);
-            uint8_t* dst = reinterpret_cast<uint8_t*>(&literals[i][0]);
-            FUZZ_CHECK(hpack_string_encode(h.value, h.value_len, dst) == n,
-                       "hpack_string_encode != hpack_string_encoded_len");
-            h.value_literal = dst;
-            h.value_literal_len = n;
-        }
-    }
+    std::vector<std::string> literals;
+    size_t octets;
+    const std::vector<hpack_header_t> hs = headers_of(list, &literals, &octets);
 
     // Too small by one: refused, and the encoder is unchanged.
     const size_t bound = hpack::encode_bound(hs.data(), hs.size());
