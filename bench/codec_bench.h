@@ -138,9 +138,9 @@ inline hpack_decoder_t *ours_decoder()
     return d;
 }
 
-inline hpack_encoder_t *ours_encoder()
+inline hpack_encoder_t *ours_encoder(const hpack_allocator_t *a = nullptr)
 {
-    hpack_encoder_t *e = hpack_encoder_create(nullptr, 4096, nullptr);
+    hpack_encoder_t *e = hpack_encoder_create(a, 4096, nullptr);
     if (e == nullptr) {
         die("hpack_encoder_create failed");
     }
@@ -281,6 +281,10 @@ private:
     size_t             used_ = 0;
     hpack_allocator_t  allocator_ = {alloc, release, this};
 };
+
+// Where the warm-decode cases' encoder lives (codec_bench_blocks.cc),
+// beside the corpus' and the QPACK cases' arenas.
+constexpr uintptr_t kWarmWireArenaBase = 0x230000000000;
 
 // "model name, family F model M, L1d N KiB" of the processor that runs
 // the benchmark (codec_bench.cc).
