@@ -194,6 +194,12 @@ struct qpack_encoder {
         size_t   stream_used = 0;
         size_t   stream_cap;
         uint64_t hint = 0;      // what the field at hand was found as
+
+        // The section refers to entry id, as a field or as a name.
+        void note_ref(uint64_t id) {
+            if (id + 1 > ric) ric = id + 1;
+            if (id < min_ref) min_ref = id;
+        }
     };
 
     bool room_for(size_t bytes) { return !table.needs_room(bytes) || grow(bytes); }
@@ -225,8 +231,8 @@ struct qpack_encoder {
         return bytes_in - table.entry(id).extra.at + table.max_size() / kDrainingPart >
                table.max_size();
     }
-    uint8_t* duplicate(Pass& s, const hpack_header_t& h, uint64_t id, uint64_t nv_hash,
-                       uint8_t* p);
+    uint8_t* duplicate(Pass& s, const hpack_header_t& h, uint64_t id, uint64_t name_hash,
+                       uint64_t nv_hash, uint8_t* p);
 
     // The decoder stream.
     int apply(uint8_t first, uint64_t v);
@@ -382,8 +388,7 @@ uint8_t* qpack_encoder::refer(Pass& s, uint64_t id, uint8_t* p) {
         p += encode_integer62(p, 0x80, 6, s.base - 1 - id);
     else
         p += encode_integer62(p, 0x10, 4, id - s.base);
-    if (id + 1 > s.ric) s.ric = id + 1;
-    if (id < s.min_ref) s.min_ref = id;
+    s.note_ref(id);
     ++stats.indexed_dynamic;
     s.hint = id + 1;
     return p;
@@ -536,7 +541,7 @@ uint8_t* qpack_encoder::encode_field(Pass& s, const hpack_header_t& h, uint8_t* 
         found = find_nv(nv_hash, h);
         if (found != kNoId && referable(s, found))
             return draining(found) && !(h.flags & HPACK_FIELD_NO_INDEX)
-                       ? duplicate(s, h, found, nv_hash, p)
+                       ? duplicate(s, h, found, name_hash, nv_hash, p)
                        : refer(s, found, p);
     }
 
@@ -565,8 +570,7 @@ uint8_t* qpack_encoder::encode_field(Pass& s, const hpack_header_t& h, uint8_t* 
             p += encode_integer62(p, static_cast<uint8_t>(0x40 | n_bit), 4, s.base - 1 - name_id);
         else
             p += encode_integer62(p, static_cast<uint8_t>(n_bit >> 2), 3, name_id - s.base);
-        if (name_id + 1 > s.ric) s.ric = name_id + 1;
-        if (name_id < s.min_ref) s.min_ref = name_id;
+        s.note_ref(name_id);
         ++stats.name_indexed;
     } else {
         p += Coded::of(name, nl).put(p, static_cast<uint8_t>(0x20 | n_bit >> 1), 3);
@@ -583,7 +587,7 @@ uint8_t* qpack_encoder::encode_field(Pass& s, const hpack_header_t& h, uint8_t* 
 // be evicted duplicated").  The name and value are the field's, equal to
 // the entry's (insert() may not read the table's own octets).
 uint8_t* qpack_encoder::duplicate(Pass& s, const hpack_header_t& h, uint64_t id,
-                                  uint64_t nv_hash, uint8_t* p) {
+                                  uint64_t name_hash, uint64_t nv_hash, uint8_t* p) {
     const uint64_t relative = table.next_id() - 1 - id;
     const size_t octets = integer_length(5, static_cast<uint32_t>(relative));
     const size_t need = h.name_len + h.value_len + HPACK_ENTRY_OVERHEAD;
@@ -595,7 +599,7 @@ uint8_t* qpack_encoder::duplicate(Pass& s, const hpack_header_t& h, uint64_t id,
     s.stream_used += encode_integer62(s.stream + s.stream_used, 0x00, 5, relative);
     uint32_t evicted;
     table.insert(h.name, h.name_len, h.value, h.value_len, &evicted);
-    entered(name_hash_of(h.name, h.name_len), nv_hash, evicted);
+    entered(name_hash, nv_hash, evicted);
     return refer(s, s.may_block ? table.next_id() - 1 : id, p);
 }
 
