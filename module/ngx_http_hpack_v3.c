@@ -604,7 +604,21 @@ ngx_http_hpack_v3_encoder_stream(ngx_connection_t *c, ngx_buf_t *b)
     b->pos = b->last;
 
     if (rc != QPACK_OK) {
-        return ngx_http_hpack_v3_decode_error(c, rc);
+
+        /* ngx_http_v3_uni_read_handler() closes the connection */
+
+        if (rc == HPACK_E_NOMEM) {
+            ngx_log_error(NGX_LOG_CRIT, c->log, 0,
+                          "qpack_decoder_read_encoder() failed: %s",
+                          qpack_strerror(rc));
+
+        } else {
+            ngx_log_error(NGX_LOG_INFO, c->log, 0,
+                          "client sent invalid encoder stream: %s",
+                          qpack_strerror(rc));
+        }
+
+        return qpack_h3_error(rc);
     }
 
     do {
@@ -854,21 +868,30 @@ ngx_http_hpack_v3_field(ngx_connection_t *c, ngx_http_hpack_v3_section_t *s,
 
 
 /*
- * A decoding error: a limit of ours (a string longer than
+ * A request section's error: a limit of ours (a string longer than
  * large_client_header_buffers, as nginx's parser refuses it) ends the
- * stream, and any other error the connection (RFC 9204 2.2)
+ * stream, its Stream Cancellation sent; any other error ends the
+ * connection (RFC 9204 2.2)
  */
 
 static ngx_int_t
 ngx_http_hpack_v3_decode_error(ngx_connection_t *c, int rc)
 {
-    ngx_uint_t  err;
+    ngx_uint_t                 err;
+    ngx_http_hpack_v3_conn_t  *hc;
 
     err = qpack_h3_error(rc);
 
     if (err == QPACK_H3_EXCESSIVE_LOAD) {
         ngx_log_error(NGX_LOG_INFO, c->log, 0,
                       "client sent too large field line");
+
+        hc = ngx_http_v3_get_session(c)->qpack_ctx;
+
+        if (ngx_http_hpack_v3_send_decoder(c, hc) != NGX_OK) {
+            return NGX_ERROR;
+        }
+
         return err;
     }
 
