@@ -10,7 +10,7 @@ INTEROP_ARGS ?=
 ALLOC_SWEEP_ARGS ?=
 
 .PHONY: interop interop-1.22 interop-1.28 interop-1.30 interop-1.31 interop-asan \
-        interop-h3 alloc-failure-sweep
+        interop-h3 h3client alloc-failure-sweep
 
 ## nginx 1.26.3 against nghttp, curl, h2load, python3-h2, every case (a minute)
 interop: nginx-1.26
@@ -37,15 +37,32 @@ interop-1.31:
 	@$(call nginx_if_present,1.31.4)
 	BUILD=$(BUILD) interop/run.sh --version 1.31.4 $(INTEROP_ARGS)
 
+# The HTTP/3 test client of interop/run_h3_hostile.py: QUIC by ngtcp2,
+# nghttp3's QPACK encoder and decoder, its own HTTP/3 framing
+H3CLIENT := $(BUILD)/h3client
+H3CLIENT_PKGS := libngtcp2_crypto_gnutls libngtcp2 libnghttp3 gnutls
+
+## the HTTP/3 test client that sends chosen QPACK (build/h3client)
+h3client: $(H3CLIENT)
+
+$(H3CLIENT): interop/h3client/h3client.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g $(WARN) -Wno-unused-parameter $< -o $@ \
+	    $$(pkg-config --cflags --libs $(H3CLIENT_PKGS))
+
 # HTTP/3 (interop/run_h3.py): gtlsclient against "hpack_http3 on", off,
-# the patched binary without the module and stock, on 1.31.4 or the line
-# NGINX_VERSION names (1.30.4)
+# the patched binary without the module and stock; then
+# interop/run_h3_hostile.py: h3client's hostile QPACK against "hpack_http3
+# on" and stock.  On 1.31.4 or the line NGINX_VERSION names (1.30.4); both
+# run, and the target fails if either does
 H3_VERSION := $(or $(NGINX_VERSION),1.31.4)
-## HTTP/3 with gtlsclient: every field exact, stock's octets when off
-interop-h3:
+## HTTP/3: gtlsclient's fields exact, h3client's hostile QPACK, RFC errors
+interop-h3: $(H3CLIENT)
 	@$(call nginx_if_present,$(H3_VERSION))
 	BUILD=$(BUILD) $(PYTHON) -m interop.run_h3 --version $(H3_VERSION) \
-	    $(INTEROP_ARGS)
+	    $(INTEROP_ARGS); rc=$$?; \
+	BUILD=$(BUILD) H3CLIENT=$(H3CLIENT) $(PYTHON) -m interop.run_h3_hostile \
+	    --version $(H3_VERSION) $(INTEROP_ARGS) && exit $$rc
 
 # Every case of the line but the memory one; fails on any sanitizer report
 # and on any leak of the product (interop/README.md).  Stock stays the
