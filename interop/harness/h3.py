@@ -1,0 +1,68 @@
+"""The HTTP/3 servers of interop/conf/h3.conf, one per kind, as run_h3.py
+and run_h3_hostile.py start them, and what their /security answers."""
+
+import subprocess
+
+from interop import nginx_runner
+from interop.harness import PORT_SHIFT, WORK, Failure, check
+from interop.harness.origins import HintsOrigin
+from interop.harness.responses import SECURITY
+
+TEMPLATE = nginx_runner.REPO / "interop" / "conf" / "h3.conf"
+LINES = ("1.30.4", "1.31.4")
+KINDS = ("on", "small", "off", "nomod", "stock")
+LABELS = {"on": "h3-on", "small": "h3-on-table-512", "off": "h3-off",
+          "nomod": "no-module", "stock": "stock"}
+# UDP and TCP, one port per server, beside the suite's 18080+/18443+
+BASE_PORT = 18560
+
+
+class H3Server(nginx_runner.Nginx):
+    error = Failure
+
+    def __init__(self, version, kind):
+        variant = "stock" if kind == "stock" else "hpack"
+        install = nginx_runner.BUILD / ("nginx-%s-%s" % (version, variant))
+        port = BASE_PORT + PORT_SHIFT + KINDS.index(kind)
+        super().__init__(install / "sbin" / "nginx",
+                         WORK / ("h3-%s-%s" % (version, kind)),
+                         "%s %s" % (version, LABELS[kind]), tls_port=port,
+                         version=version)
+        self.kind = kind
+        self.module = install / "modules" / nginx_runner.MODULE_SO
+
+    has_module = property(lambda self: self.kind in ("on", "small", "off"))
+    qpack_on = property(lambda self: self.kind in ("on", "small"))
+
+    def missing(self):
+        if not self.binary.exists():
+            return "%s not built (make nginx-%s)" % (self.binary,
+                                                     self.version)
+        out = subprocess.run([str(self.binary), "-V"], capture_output=True,
+                             text=True).stderr
+        if "--with-http_v3_module" not in out:
+            return "%s built without --with-http_v3_module" % self.binary
+        return None
+
+    def render(self):
+        subst = self.base_subst(self.module if self.has_module else None)
+        subst["HINTS_ORIGIN"] = str(HintsOrigin.shared().port)
+        subst["HPACK_DIRECTIVES"] = {
+            "on": "    hpack_http3  on;\n",
+            "small": "    hpack_http3  on;\n"
+                     "    hpack_http3_table_size  512;\n",
+            "off": "    hpack_http3  off;\n",
+        }.get(self.kind, "")
+        self.write_conf(nginx_runner.render(TEMPLATE, subst))
+
+
+def security_fields(fields):
+    """What GET /security answers, field for field, given the response's
+    own fields for the two that vary (server, date)."""
+    date = [v for n, v in fields if n == "date"]
+    check(len(date) == 1, "no single date field: %s" % fields)
+    check(len(fields) > 1 and fields[1][1].startswith("nginx"),
+          "no nginx server field second: %s" % fields[:2])
+    return [(":status", "200"), ("server", fields[1][1]),
+            ("date", date[0]), ("content-type", "application/octet-stream"),
+            ("content-length", "9")] + SECURITY
