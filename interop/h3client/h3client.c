@@ -41,13 +41,17 @@
  * (status, every section as nghttp3 decoded it with its Required Insert
  * Count and the octets of its HEADERS frame, body length, the octets of
  * the peer's encoder stream received by then), "reset" and "stop_sending"
- * (application error code), "qpack_error" (any error of nghttp3's decoder
- * or encoder, never hidden), and last "close": who closed, the error code
- * and reason of the CONNECTION_CLOSE, the peer's SETTINGS, its initial
- * bidirectional stream limit, and totals.  "max_blocked" is how many of
- * our streams nghttp3's decoder had blocked at once; "max_risked" how many
- * streams at once had a section referring to inserts we had not
- * acknowledged (RFC 9204 2.1.2 bounds it by our BLOCKED_STREAMS).
+ * (application error code), "qpack_error" (any error of nghttp3's decoder,
+ * counted in "qpack_errors", or of its encoder reading the peer's decoder
+ * stream, "encoder_errors": the peer acknowledges raw-request sections
+ * nghttp3 never encoded), and last "close": who closed ("peer", "client",
+ * "idle", "timeout"), the error code and reason of the peer's
+ * CONNECTION_CLOSE, the peer's SETTINGS, its initial bidirectional stream
+ * limit, the peer's encoder stream in hex, and totals.  "max_blocked" is
+ * how many of our streams nghttp3's decoder had blocked at once;
+ * "max_risked" how many streams at once had a section referring to inserts
+ * we had not acknowledged (RFC 9204 2.1.2 bounds it by our
+ * BLOCKED_STREAMS).
  *
  * Exit status: 0 when the script ran, 1 on a local failure.
  */
@@ -1206,7 +1210,7 @@ static void
 h3c_write(void)
 {
     int                 fin;
-    size_t              i;
+    size_t              i, max;
     uint32_t            flags;
     int64_t             id;
     ngtcp2_vec          vec;
@@ -1221,6 +1225,8 @@ h3c_write(void)
     }
 
     ngtcp2_path_storage_zero(&ps);
+    max = ngtcp2_conn_get_path_max_tx_udp_payload_size(h3c.conn);
+    max = max < sizeof(buf) ? max : sizeof(buf);
 
     for (i = 0; i < h3c.nstreams; i++) {
         h3c.streams[i]->skip = 0;
@@ -1260,9 +1266,7 @@ h3c_write(void)
             }
         }
 
-        n = ngtcp2_conn_writev_stream(h3c.conn, &ps.path, &pi, buf,
-                                      ngtcp2_conn_get_path_max_tx_udp_payload_size(
-                                                                 h3c.conn),
+        n = ngtcp2_conn_writev_stream(h3c.conn, &ps.path, &pi, buf, max,
                                       &datalen, flags, id, &vec, s ? 1 : 0,
                                       h3c_now());
 
@@ -1819,7 +1823,8 @@ main(int argc, char **argv)
         } else if (strcmp(p, "empty") == 0) {
             h3c.settings = 1;
 
-        } else if (sscanf(p, "%" SCNu64 " %" SCNu64, &h3c.capacity, &h3c.max_blocked)
+        } else if (sscanf(p, "%" SCNu64 " %" SCNu64, &h3c.capacity,
+                          &h3c.max_blocked)
                    != 2)
         {
             h3c_fail("settings: %s", p);
