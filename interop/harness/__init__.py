@@ -21,6 +21,8 @@ and the test files import helpers from nowhere else:
                 proxies and expected headers
     stories     hpack-test-case's response stories through a proxy, one
                 connection each: header lists, block octets, the bound
+    h3          the HTTP/3 servers of run_h3.py and run_h3_hostile.py,
+                and what their /security answers
 """
 
 import os
