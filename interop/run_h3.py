@@ -22,17 +22,14 @@ one QUIC connection and reads what it prints: every response field
   stock's (the Date field's value aside).
 """
 
-import argparse
 import re
 import subprocess
 import sys
 import time
 
-from interop import nginx_runner
-from interop.harness import (Failure, Filtered, Results, Skip, check, info,
-                             no_crash_or_alert, stop_on_sigterm)
-from interop.harness.h3 import (KINDS, LABELS, LINES, H3Server,
-                                security_fields)
+from interop.harness import Failure, check, info
+from interop.harness.h3 import (KINDS, LABELS, check_logs, security_fields,
+                                start_servers, suite)
 from interop.harness.origins import final, hints
 
 GTLSCLIENT = "/usr/bin/gtlsclient"
@@ -224,27 +221,12 @@ CASES = [("security", "gtlsclient_%d_requests_one_connection_8_headers_exact"
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--version", default="1.31.4", choices=LINES)
-    ap.add_argument("--only", help="run the tests whose names match")
-    args = ap.parse_args()
-    stop_on_sigterm("run_h3")
-    results = Filtered(args.only)
-    nginx_runner.certificate()
-    servers = {k: H3Server(args.version, k) for k in KINDS}
+    args, results = suite(__doc__, "run_h3")
     running = {}
     seen = {}                   # (case, kind) -> streams
     start = time.monotonic()
     try:
-        for kind, server in servers.items():
-            def start_server(server=server):
-                why = server.missing()
-                if why:
-                    raise Skip(why)
-                server.start()
-            if Results.run(results, server.label, "nginx_starts_with_http3",
-                           start_server):
-                running[kind] = server
+        start_servers(results, args.version, KINDS, running)
 
         for case, name, fn in CASES:
             for kind, server in running.items():
@@ -301,9 +283,7 @@ def main():
                             "%s_headers_frames_are_stocks_octets" % case,
                             identical)
 
-        for s in running.values():
-            Results.run(results, s.label, "error_log_has_no_crash_or_alert",
-                        no_crash_or_alert, s, 0)
+        check_logs(results, running)
     finally:
         for s in running.values():
             s.stop()

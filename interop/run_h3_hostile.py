@@ -19,7 +19,6 @@ that the server never has more streams referring to unacknowledged
 inserts than our SETTINGS_QPACK_BLOCKED_STREAMS.
 """
 
-import argparse
 import json
 import os
 import subprocess
@@ -27,9 +26,9 @@ import sys
 import time
 
 from interop import nginx_runner
-from interop.harness import (Filtered, Results, Skip, check, info,
-                             no_crash_or_alert, stop_on_sigterm)
-from interop.harness.h3 import LINES, H3Server, security_fields
+from interop.harness import Skip, check, info
+from interop.harness.h3 import (check_logs, security_fields, start_servers,
+                                suite)
 
 H3CLIENT = os.environ.get("H3CLIENT") or str(nginx_runner.BUILD / "h3client")
 
@@ -351,41 +350,24 @@ def hostile(server, name):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--version", default="1.31.4", choices=LINES)
-    ap.add_argument("--only", help="run the tests whose names match")
-    args = ap.parse_args()
-    stop_on_sigterm("run_h3_hostile")
-    results = Filtered(args.only)
-    nginx_runner.certificate()
-    servers = [H3Server(args.version, k) for k in ("on", "stock")]
-    running = []
+    args, results = suite(__doc__, "run_h3_hostile")
+    running = {}
     start = time.monotonic()
     try:
-        for server in servers:
-            def start_server(server=server):
-                why = server.missing()
-                if why:
-                    raise Skip(why)
-                if not os.access(H3CLIENT, os.X_OK):
-                    raise Skip("%s not built (make h3client)" % H3CLIENT)
-                server.start()
-            if Results.run(results, server.label, "nginx_starts_with_http3",
-                           start_server):
-                running.append(server)
+        start_servers(results, args.version, ("on", "stock"), running,
+                      lambda: None if os.access(H3CLIENT, os.X_OK)
+                      else "%s not built (make h3client)" % H3CLIENT)
 
         for name in CASES:
-            for server in running:
+            for server in running.values():
                 results.run(server.label, name, hostile, server, name)
         for name, fn in ACK_CASES:
-            for server in running:
+            for server in running.values():
                 results.run(server.label, name, fn, server)
 
-        for s in running:
-            Results.run(results, s.label, "error_log_has_no_crash_or_alert",
-                        no_crash_or_alert, s, 0)
+        check_logs(results, running)
     finally:
-        for s in running:
+        for s in running.values():
             s.stop()
     print("run_h3_hostile: nginx %s, %.0fs"
           % (args.version, time.monotonic() - start))

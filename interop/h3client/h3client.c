@@ -529,7 +529,18 @@ h3c_qpack_error(int64_t id, const char *where, int rc)
 {
     h3c_buf_t  b = { 0 };
 
-    h3c.qpack_errors++;
+    /*
+     * nghttp3's encoder reading the peer's decoder stream fails also when
+     * the peer acknowledges a raw-request section: counted apart
+     */
+
+    if (strcmp(where, "decoder stream") == 0) {
+        h3c.encoder_errors++;
+
+    } else {
+        h3c.qpack_errors++;
+    }
+
     h3c_printf(&b, "{\"event\":\"qpack_error\",\"stream\":%lld,"
                "\"where\":\"%s\",\"error\":\"%s\"", (long long) id, where,
                nghttp3_strerror(rc));
@@ -920,8 +931,9 @@ h3c_unblock(void)
 static void
 h3c_process(h3c_stream_t *s)
 {
-    size_t         pos;
-    nghttp3_ssize  n;
+    size_t          pos, len;
+    uint8_t        *p;
+    nghttp3_ssize   n;
 
     if (s->request) {
         h3c_frames(s);
@@ -938,48 +950,36 @@ h3c_process(h3c_stream_t *s)
         s->in_pos = pos;
     }
 
-    switch (s->uni_type) {
-
-    case H3C_UNI_CONTROL:
+    if (s->uni_type == H3C_UNI_CONTROL) {
         h3c_frames(s);
         return;
-
-    case H3C_UNI_ENCODER:
-        h3c_append(&h3c.peer_encoder, s->in.data + s->in_pos,
-                   s->in.len - s->in_pos);
-
-        if (!s->failed) {
-            n = nghttp3_qpack_decoder_read_encoder(h3c.decoder,
-                                                   s->in.data + s->in_pos,
-                                                   s->in.len - s->in_pos);
-            if (n < 0) {
-                h3c_qpack_error(s->id, "encoder stream", (int) n);
-                s->failed = 1;
-            }
-        }
-
-        break;
-
-    case H3C_UNI_DECODER:
-        h3c.peer_decoder_octets += s->in.len - s->in_pos;
-
-        if (!s->failed) {
-            n = nghttp3_qpack_encoder_read_decoder(h3c.encoder,
-                                                   s->in.data + s->in_pos,
-                                                   s->in.len - s->in_pos);
-            if (n < 0) {
-                /* also when the peer acknowledges a raw-request section */
-                h3c_qpack_error(s->id, "decoder stream", (int) n);
-                h3c.qpack_errors--;
-                h3c.encoder_errors++;
-                s->failed = 1;
-            }
-        }
-
-        break;
     }
 
+    p = s->in.data + s->in_pos;
+    len = s->in.len - s->in_pos;
     s->in_pos = s->in.len;
+    n = 0;
+
+    if (s->uni_type == H3C_UNI_ENCODER) {
+        h3c_append(&h3c.peer_encoder, p, len);
+
+        if (!s->failed) {
+            n = nghttp3_qpack_decoder_read_encoder(h3c.decoder, p, len);
+        }
+
+    } else if (s->uni_type == H3C_UNI_DECODER) {
+        h3c.peer_decoder_octets += len;
+
+        if (!s->failed) {
+            n = nghttp3_qpack_encoder_read_decoder(h3c.encoder, p, len);
+        }
+    }
+
+    if (n < 0) {
+        h3c_qpack_error(s->id, s->uni_type == H3C_UNI_ENCODER
+                               ? "encoder stream" : "decoder stream", (int) n);
+        s->failed = 1;
+    }
 
     if (s->uni_type == H3C_UNI_ENCODER) {
         h3c_unblock();

@@ -1,10 +1,12 @@
 """The HTTP/3 servers of interop/conf/h3.conf, one per kind, as run_h3.py
 and run_h3_hostile.py start them, and what their /security answers."""
 
+import argparse
 import subprocess
 
 from interop import nginx_runner
-from interop.harness import PORT_SHIFT, WORK, Failure, check
+from interop.harness import (PORT_SHIFT, WORK, Failure, Filtered, Results,
+                             Skip, check, no_crash_or_alert, stop_on_sigterm)
 from interop.harness.origins import HintsOrigin
 from interop.harness.responses import SECURITY
 
@@ -66,3 +68,40 @@ def security_fields(fields):
     return [(":status", "200"), ("server", fields[1][1]),
             ("date", date[0]), ("content-type", "application/octet-stream"),
             ("content-length", "9")] + SECURITY
+
+
+def suite(doc, prog):
+    """An HTTP/3 suite's command line (--version, --only) read, SIGTERM
+    made to stop it as Ctrl-C does, the test certificate made: (the
+    arguments, the suite's results)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--version", default="1.31.4", choices=LINES)
+    ap.add_argument("--only", help="run the tests whose names match")
+    args = ap.parse_args()
+    stop_on_sigterm(prog)
+    nginx_runner.certificate()
+    return args, Filtered(args.only)
+
+
+def start_servers(results, version, kinds, running, needs=None):
+    """Starts the servers of kinds into running (kind: server), each as the
+    test nginx_starts_with_http3; one that cannot run (its build missing,
+    or the reason needs() gives) is reported SKIP.  The caller stops what
+    running holds, also when this raises."""
+    for kind in kinds:
+        server = H3Server(version, kind)
+
+        def start_server(server=server):
+            why = server.missing() or (needs and needs())
+            if why:
+                raise Skip(why)
+            server.start()
+        if Results.run(results, server.label, "nginx_starts_with_http3",
+                       start_server):
+            running[kind] = server
+
+
+def check_logs(results, running):
+    for s in running.values():
+        Results.run(results, s.label, "error_log_has_no_crash_or_alert",
+                    no_crash_or_alert, s, 0)
