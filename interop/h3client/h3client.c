@@ -1484,12 +1484,11 @@ static void
 h3c_request(char *args, uint64_t timeout)
 {
     int            rc;
-    char          *tok, *save, *value;
-    size_t         n;
+    char          *tok, *save, *value, *vbuf;
+    size_t         n, len, vlen;
     nghttp3_nv     nva[64];
     nghttp3_buf    pbuf, rbuf, ebuf;
     h3c_stream_t  *s;
-    h3c_buf_t      values = { 0 };
 
     n = 0;
 
@@ -1508,15 +1507,28 @@ h3c_request(char *args, uint64_t timeout)
     h3c_nv(":authority", "localhost");
     h3c_nv(":path", tok);
 
-    /* "name: value words": a token ending in ':' starts a field */
+    /*
+     * "name: value words": a token ending in ':' starts a field; the
+     * values follow one another in vbuf, the last one growing
+     */
 
-    values.data = (uint8_t *) calloc(1, strlen(save ? save : "") + 1);
+    vbuf = calloc(1, strlen(save ? save : "") + 1);
+    if (vbuf == NULL) {
+        h3c_fail("out of memory");
+    }
 
-    while ((tok = strtok_r(NULL, " ", &save)) != NULL && n < 64) {
-        if (tok[strlen(tok) - 1] == ':') {
-            tok[strlen(tok) - 1] = '\0';
-            value = (char *) values.data + values.len;
-            *value = '\0';
+    vlen = 0;
+
+    while ((tok = strtok_r(NULL, " ", &save)) != NULL) {
+        len = strlen(tok);
+
+        if (tok[len - 1] == ':') {
+            if (n == 64) {
+                h3c_fail("request: more than 60 fields");
+            }
+
+            tok[len - 1] = '\0';
+            value = vbuf + vlen++;
             h3c_nv(tok, value);
             continue;
         }
@@ -1526,13 +1538,15 @@ h3c_request(char *args, uint64_t timeout)
         }
 
         value = (char *) nva[n - 1].value;
+
         if (*value) {
             strcat(value, " ");
+            vlen++;
         }
 
         strcat(value, tok);
+        vlen += len;
         nva[n - 1].valuelen = strlen(value);
-        values.len += strlen(tok) + 1;
     }
 
 #undef h3c_nv
@@ -1559,7 +1573,7 @@ h3c_request(char *args, uint64_t timeout)
     nghttp3_buf_free(&pbuf, nghttp3_mem_default());
     nghttp3_buf_free(&rbuf, nghttp3_mem_default());
     nghttp3_buf_free(&ebuf, nghttp3_mem_default());
-    free(values.data);
+    free(vbuf);
 }
 
 
