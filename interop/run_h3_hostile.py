@@ -11,10 +11,8 @@ error RFC 9204 / RFC 9114 give the server to close the connection with;
 then a fresh connection gets GET /security answered 200 with every field
 exact.  Stock runs the same cases for reference: where stock departs from
 the RFC, STOCK_DEVIATIONS says what it does instead and the case asserts
-that (interop/README.md lists them).  Request sections are decoded by
-nginx's own QPACK decoder on both servers today: the cases that fail on
-h3-on for that reason are STOCK_DECODER_CASES, whose h3-on check is
-skipped.  The acknowledgement cases check that every response decodes and
+that (interop/README.md lists them); h3-on must give the RFC's outcome in
+every case.  The acknowledgement cases check that every response decodes and
 that the server never has more streams referring to unacknowledged
 inserts than our SETTINGS_QPACK_BLOCKED_STREAMS.
 """
@@ -147,18 +145,6 @@ STOCK_DEVIATIONS = {
     "huffman_padding_longer_than_7_bits": (
         "served", 1, "accepts the padding, answers 200"),
 }
-
-# h3-on decodes request sections with nginx's decoder too, until the codec
-# decodes them: these cases' h3-on check is skipped, the RFC's outcome is
-# what they assert once it runs
-STOCK_DECODER_CASES = {
-    "required_insert_count_too_large",
-    "reference_at_required_insert_count",
-    "huffman_padding_longer_than_7_bits",
-}
-STOCK_DECODER_SKIP = ("request sections are nginx's decoder until the codec "
-                      "decodes them")
-
 
 # --------------------------------------------------------------- h3client
 
@@ -342,8 +328,6 @@ def hostile(server, name):
     if server.kind == "stock" and name in STOCK_DEVIATIONS:
         outcome = STOCK_DEVIATIONS[name]
         info("stock deviation: %s" % outcome[2])
-    elif server.kind != "stock" and name in STOCK_DECODER_CASES:
-        raise Skip(STOCK_DECODER_SKIP)
     info(what)
     expect(h3client(server, text), outcome)
     next_connection_served(server)

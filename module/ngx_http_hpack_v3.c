@@ -919,6 +919,7 @@ ngx_http_hpack_v3_decode_error(ngx_connection_t *c, int rc)
 static ngx_int_t
 ngx_http_hpack_v3_cancel_stream(ngx_connection_t *c, ngx_uint_t stream_id)
 {
+    int                           rc;
     ngx_pool_cleanup_t           *cln;
     ngx_http_hpack_v3_conn_t     *hc;
     ngx_http_hpack_v3_section_t  *s;
@@ -943,9 +944,19 @@ ngx_http_hpack_v3_cancel_stream(ngx_connection_t *c, ngx_uint_t stream_id)
         return NGX_OK;
     }
 
-    if (qpack_decoder_cancel_stream(hc->decoder, stream_id) != QPACK_OK) {
+    rc = qpack_decoder_cancel_stream(hc->decoder, stream_id);
+
+    if (rc == HPACK_E_STATE) {
+
+        /* the decoder failed: its error is closing the connection */
+
+        return NGX_OK;
+    }
+
+    if (rc != QPACK_OK) {
         ngx_log_error(NGX_LOG_CRIT, c->log, 0,
-                      "qpack_decoder_cancel_stream() failed");
+                      "qpack_decoder_cancel_stream() failed: %s",
+                      qpack_strerror(rc));
         return NGX_ERROR;
     }
 
