@@ -663,14 +663,6 @@ def option(args, name):
     return None
 
 
-def source_absent(version):
-    """scripts/nginx-source.sh's exit 77: the line's source is absent."""
-    rc = subprocess.run([str(nginx_runner.REPO / "scripts" /
-                             "nginx-source.sh"), version],
-                        stdout=subprocess.DEVNULL).returncode
-    return rc == 77
-
-
 def main(argv):
     args = argv[1:]
     modes = [m == "--status" for m in args if m in ("--plain", "--status")]
@@ -679,7 +671,8 @@ def main(argv):
     version = option(args, "--version") or DEFAULT_VERSION
     binary = install(version) / "sbin" / "nginx"
     if not binary.exists():
-        if version != DEFAULT_VERSION and source_absent(version):
+        if (version != DEFAULT_VERSION
+                and nginx_runner.source_absent(version)):
             print("alloc-failure (nginx %s): SKIP no source of nginx %s"
                   % (version, version))
             print("0 passed, 0 failed, 1 skipped")

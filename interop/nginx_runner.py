@@ -71,6 +71,14 @@ def certificate(tls_dir=TLS_DIR):
     return tls_dir
 
 
+def source_absent(version):
+    """scripts/nginx-source.sh's exit 77: the line's source is absent (no
+    ../shared/nginx/nginx-VERSION.tar.gz)."""
+    rc = subprocess.run([str(REPO / "scripts" / "nginx-source.sh"), version],
+                        stdout=subprocess.DEVNULL).returncode
+    return rc == 77
+
+
 def _is_ec(cert):
     p = subprocess.run(["openssl", "x509", "-in", str(cert), "-noout",
                         "-text"], capture_output=True, text=True)

@@ -6,8 +6,9 @@
 # PROXY_BENCH_ARGS to interop/proxy_bench.py (--pairs N, --duration S,
 # --kind big; --help lists them), PROXY_STORIES_ARGS to
 # interop/proxy_stories.py (--sizes 4096, --stories DIR).  Ports:
-# 19600-19603 (origins), 19643-19646, 19653-19655, 19663-19665,
-# 19673-19676 (proxies), 127.0.0.1 only.
+# 19600-19603 (origins), 19643-19646, 19653-19657 (19656-19657 TCP and
+# UDP), 19663-19665, 19673-19676 (proxies), 127.0.0.1 only, each moved by
+# INTEROP_PORT_SHIFT.
 
 PROXY_ARGS       ?=
 PROXY_BENCH_ARGS ?=
@@ -42,11 +43,14 @@ interop-proxy-asan:
 	BUILD=$(BUILD) interop/run.sh --asan --proxy --version $(SAN_VERSION) \
 	    $(PROXY_ARGS)
 
-# A 200-subresource page 3 times on one connection; installs chromium and
-# playwright-core first (scripts/install-browser.sh), SKIP with the reason
-# when that cannot be done.
-## headless Chromium through the proxy
+# A 200-subresource page 3 times on one connection, over HTTP/2 (1.26.3)
+# and then over HTTP/3 (1.31.4, its part skipped when that source is
+# absent); installs chromium and playwright-core first
+# (scripts/install-browser.sh), SKIP with the reason when that cannot be
+# done.
+## headless Chromium through the proxy, HTTP/2 and HTTP/3
 interop-browser: nginx-1.26
+	@$(call nginx_if_present,1.31.4)
 	BUILD=$(BUILD) timeout --kill-after=30 900 \
 	    $(PYTHON) -m interop.proxy_browser
 

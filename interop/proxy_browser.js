@@ -1,12 +1,17 @@
 // Drives Debian's chromium through playwright-core: loads a page over TLS
-// HTTP/2 and reloads it in the same browser context, so every load uses the
-// same HTTP/2 connection (and the same HPACK tables) when the browser keeps
-// it.  Prints one JSON object on stdout: per load, what the page counted
-// (window.__ok / __bad) and what the DevTools protocol's network events
-// said (status, protocol, connection id, errors).
+// HTTP/2 (or HTTP/3 with --quic-origin) and reloads it in the same browser
+// context, so every load uses the same connection (and the same HPACK or
+// QPACK tables) when the browser keeps it.  Prints one JSON object on
+// stdout: per load, what the page counted (window.__ok / __bad) and what
+// the DevTools protocol's network events said (status, protocol,
+// connection id, errors).
 //
 //   node interop/proxy_browser.js --url https://localhost:19653/app/ \
 //        --loads 3 --netlog build/x/netlog.json --node-modules build/node
+//
+// HTTP/3: --quic-origin 127.0.0.1:19656 --spki <base64 SHA-256 of the
+// certificate's SubjectPublicKeyInfo> forces QUIC to that origin (no TCP
+// fallback) and accepts only a certificate with that key.
 //
 // Run by interop/proxy_browser.py, which checks the numbers.
 
@@ -25,13 +30,21 @@ const netlog = arg('netlog');
 const nodeModules = path.resolve(arg('node-modules', 'build/node'),
                                  'node_modules');
 const timeoutMs = parseInt(arg('timeout', '60000'), 10);
+const quicOrigin = arg('quic-origin');
+const spki = arg('spki');
 const { chromium } = require(path.join(nodeModules, 'playwright-core'));
 
 async function main() {
-  const args = ['--no-sandbox', '--disable-gpu', '--disable-quic',
+  const args = ['--no-sandbox', '--disable-gpu',
                 '--no-first-run', '--disable-background-networking',
                 '--disable-component-update', '--disable-sync',
                 '--disable-dev-shm-usage'];
+  if (quicOrigin) {
+    args.push('--enable-quic', '--origin-to-force-quic-on=' + quicOrigin,
+              '--ignore-certificate-errors-spki-list=' + spki);
+  } else {
+    args.push('--disable-quic');
+  }
   if (netlog) {
     args.push('--log-net-log=' + netlog, '--net-log-capture-mode=Default');
   }
@@ -42,7 +55,9 @@ async function main() {
   });
   const out = { browser: browser.version(), loads: [] };
   try {
-    const context = await browser.newContext({ ignoreHTTPSErrors: true });
+    // HTTP/3: the pinned key alone makes the certificate acceptable
+    const context = await browser.newContext(
+      { ignoreHTTPSErrors: !quicOrigin });
     const page = await context.newPage();
     const cdp = await context.newCDPSession(page);
     await cdp.send('Network.enable');

@@ -101,7 +101,10 @@ class ProxyServer(Server):
     kind: "on" (build/nginx-hpack, the file as it is: hpack on, table 4096),
     "small" (the same, hpack_table_size 512), "mid" (16384), "big"
     (hpack_table_size 65536: a browser's whole table), "stock"
-    (build/nginx-stock, no module, no hpack directives).
+    (build/nginx-stock, no module, no hpack directives).  quic: the same
+    port listens for QUIC too (HTTP/3, nginx 1.30.4 and later), and the
+    module's servers encode HTTP/3 with it ("hpack_http3 on", the table
+    hpack_http3_table_size's default).
     """
 
     TABLE = {"on": 4096, "small": 512, "mid": 16384, "big": 65536}
@@ -111,7 +114,7 @@ class ProxyServer(Server):
 
     def __init__(self, kind, tls_port, origin_port, h2c_port=None,
                  work=PROXY_WORK, workers=1, access_log=True,
-                 version="1.26.3"):
+                 version="1.26.3", quic=False):
         super().__init__(version, "stock" if kind == "stock" else "on", 0)
         self.kind = kind
         self.tls_port = tls_port
@@ -119,10 +122,13 @@ class ProxyServer(Server):
         self.origin_port = origin_port
         self.workers = workers
         self.log_requests = access_log
+        self.quic = quic
         self.name = "proxy-" + kind
         self.label = self.LABELS[kind]
         if version != "1.26.3":
             self.label = "%s %s" % (version, self.label)
+        if quic:
+            self.label += " http3"
         self.prefix = Path(work) / kind
 
     @property
@@ -160,6 +166,9 @@ class ProxyServer(Server):
                     "access_log  logs/access.log  proxy;" if self.log_requests
                     else "access_log  off;")
         listen = "listen       127.0.0.1:%d ssl;" % self.tls_port
+        if self.quic:
+            listen += ("\n        listen       127.0.0.1:%d quic;"
+                       % self.tls_port)
         if self.h2c_port:
             listen += "\n        listen       127.0.0.1:%d;" % self.h2c_port
         text = _sub(text, r"listen\s+127\.0\.0\.1:8445 ssl;", listen)
@@ -169,7 +178,9 @@ class ProxyServer(Server):
                     count=2)
         if self.has_module:
             text = _sub(text, r"^(\s*)hpack_table_size\s+\d+;",
-                        r"\g<1>hpack_table_size   %d;" % self.table_size)
+                        r"\g<1>hpack_table_size   %d;" % self.table_size
+                        + ("\n\\g<1>hpack_http3        on;" if self.quic
+                           else ""))
         else:
             text = _sub(text, r"^\s*hpack(_\w+)?\s[^;]*;\n", "", count=0)
             text = _sub(text, r"\$hpack_\w+", "-", count=0)
@@ -281,13 +292,15 @@ def without_date(headers):
 # ------------------------------------------------ representations on the wire
 
 def start_all(results, origin, servers, running):
-    """Starts the origin, then every server of servers ({kind: ProxyServer})
-    as a test of its own (run whatever --only says); running gets the kinds
-    that started.  running is filled in place so that the caller's finally
-    stops whatever started, also when a start raises."""
-    if not Results.run(results, "origin", "upstream_py_serves_http_1_1_"
-                       "on_127_0_0_1_%d" % origin.port, origin.start):
-        return
+    """Starts the origin (None: it runs already), then every server of
+    servers ({kind: ProxyServer}) as a test of its own (run whatever --only
+    says); running gets the kinds that started.  running is filled in place
+    so that the caller's finally stops whatever started, also when a start
+    raises.  False when the origin did not start."""
+    if origin is not None and not Results.run(
+            results, "origin", "upstream_py_serves_http_1_1_on_127_0_0_1_%d"
+            % origin.port, origin.start):
+        return False
     for kind, server in servers.items():
         def start_server(server=server):
             why = server.missing()
@@ -297,6 +310,7 @@ def start_all(results, origin, servers, running):
         if Results.run(results, server.label,
                        "nginx_starts_with_conf_proxy_conf", start_server):
             running[kind] = server
+    return True
 
 
 def representations(block):
