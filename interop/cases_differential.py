@@ -98,19 +98,21 @@ def diff_port(server):
     return server.h2c_port + PORT_OFFSET
 
 
-def server_block(server):
-    """The differential servers of server (text for its http{} block)."""
-    old = server.version.startswith("1.22.")
+def server_block(server, listen=None):
+    """The differential servers of server (text for its http{} block):
+    h2c on diff_port(), or the listen lines given."""
+    if listen is None:
+        old = server.version.startswith("1.22.")
+        listen = ["        listen  127.0.0.1:%d%s;"
+                  % (diff_port(server), " http2" if old else ""),
+                  "" if old else "        http2   on;"]
     out = ["", "    # interop/cases_differential.py: the origin echoes the "
            "request head",
            "    upstream diff_origin {",
            "        server     127.0.0.1:%d;" % Origin.shared().port,
            "        keepalive  8;", "    }"]
     for name, directives in variants(server.version):
-        out += ["    server {",
-                "        listen  127.0.0.1:%d%s;" % (diff_port(server),
-                                                     " http2" if old else ""),
-                "" if old else "        http2   on;",
+        out += ["    server {"] + listen + [
                 "        server_name  %s;" % name,
                 "        " + directives,
                 "        location / {",

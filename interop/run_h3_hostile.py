@@ -23,8 +23,8 @@ import subprocess
 import sys
 import time
 
-from interop import nginx_runner
-from interop.harness import Skip, check, info
+from interop import cases_h3_differential, nginx_runner
+from interop.harness import check, info
 from interop.harness.h3 import (check_logs, security_fields, start_servers,
                                 suite)
 
@@ -340,7 +340,8 @@ def main():
     try:
         start_servers(results, args.version, ("on", "stock"), running,
                       lambda: None if os.access(H3CLIENT, os.X_OK)
-                      else "%s not built (make h3client)" % H3CLIENT)
+                      else "%s not built (make h3client)" % H3CLIENT,
+                      configure=cases_h3_differential.configure)
 
         for name in CASES:
             for server in running.values():
@@ -348,6 +349,9 @@ def main():
         for name, fn in ACK_CASES:
             for server in running.values():
                 results.run(server.label, name, fn, server)
+        results.run("%s h3-on" % args.version,
+                    "differential_corpus_answers_like_stock",
+                    cases_h3_differential.differential, running, H3CLIENT)
 
         check_logs(results, running)
     finally:

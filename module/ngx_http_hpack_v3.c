@@ -40,6 +40,9 @@
 #define NGX_HTTP_HPACK_V3_MAX_TABLE_CAPACITY  0x01
 #define NGX_HTTP_HPACK_V3_BLOCKED_STREAMS     0x07
 
+/* H3_MESSAGE_ERROR (RFC 9114 8.1), which nginx does not name */
+#define NGX_HTTP_HPACK_V3_MESSAGE_ERROR       0x10e
+
 /* fields per qpack_decode_fields() call */
 #define NGX_HTTP_HPACK_V3_BATCH               16
 
@@ -127,6 +130,8 @@ static ngx_int_t ngx_http_hpack_v3_decode_section(ngx_connection_t *c,
 static ngx_int_t ngx_http_hpack_v3_gather(ngx_connection_t *c,
     ngx_http_hpack_v3_section_t *s, ngx_http_v3_parse_headers_t *st,
     ngx_buf_t *b);
+static ngx_int_t ngx_http_hpack_v3_fields(ngx_connection_t *c,
+    ngx_http_hpack_v3_section_t *s);
 static ngx_int_t ngx_http_hpack_v3_field(ngx_connection_t *c,
     ngx_http_hpack_v3_section_t *s, ngx_str_t *name, ngx_str_t *value);
 static ngx_int_t ngx_http_hpack_v3_decode_error(ngx_connection_t *c, int rc);
@@ -712,28 +717,13 @@ ngx_http_hpack_v3_decode_section(ngx_connection_t *c,
         s->begun = 1;
     }
 
-    if (s->next == s->nfields) {
+    if (s->error && s->next == s->nfields) {
+        return ngx_http_hpack_v3_decode_error(c, s->error);
+    }
 
-        if (s->error) {
-            return ngx_http_hpack_v3_decode_error(c, s->error);
-        }
-
-        rc = qpack_decode_fields(hc->decoder, s->fields,
-                                 NGX_HTTP_HPACK_V3_BATCH, &s->nfields);
-        s->next = 0;
-
-        if (rc == QPACK_SECTION_END) {
-            s->end = 1;
-
-            if (ngx_http_hpack_v3_send_decoder(c, hc) != NGX_OK) {
-                return NGX_ERROR;
-            }
-
-        } else if (rc != QPACK_OK) {
-
-            /* the fields before the error go to nginx first, as stock's */
-
-            s->error = rc;
+    if (s->nfields == 0) {
+        if (ngx_http_hpack_v3_fields(c, s) != NGX_OK) {
+            return NGX_ERROR;
         }
 
         if (s->nfields == 0) {
@@ -750,9 +740,19 @@ ngx_http_hpack_v3_decode_section(ngx_connection_t *c,
         }
     }
 
-    if (ngx_http_hpack_v3_field(c, s, &st->field_rep.field.name,
-                                &st->field_rep.field.value)
-        != NGX_OK)
+    err = ngx_http_hpack_v3_field(c, s, &st->field_rep.field.name,
+                                  &st->field_rep.field.value);
+    if (err != NGX_OK) {
+        return err;
+    }
+
+    /*
+     * the field is nginx's copy now: the next batch may be decoded, to
+     * know whether this field is the section's last
+     */
+
+    if (s->next == s->nfields && !s->end && !s->error
+        && ngx_http_hpack_v3_fields(c, s) != NGX_OK)
     {
         return NGX_ERROR;
     }
@@ -764,6 +764,33 @@ ngx_http_hpack_v3_decode_section(ngx_connection_t *c,
     b->pos += s->hold;
 
     return NGX_DONE;
+}
+
+
+/* the section's next fields, or its end or error */
+
+static ngx_int_t
+ngx_http_hpack_v3_fields(ngx_connection_t *c, ngx_http_hpack_v3_section_t *s)
+{
+    int  rc;
+
+    rc = qpack_decode_fields(s->hc->decoder, s->fields,
+                             NGX_HTTP_HPACK_V3_BATCH, &s->nfields);
+    s->next = 0;
+
+    if (rc == QPACK_SECTION_END) {
+        s->end = 1;
+        return ngx_http_hpack_v3_send_decoder(c, s->hc);
+    }
+
+    if (rc != QPACK_OK) {
+
+        /* the fields before the error go to nginx first, as stock's */
+
+        s->error = rc;
+    }
+
+    return NGX_OK;
 }
 
 
@@ -843,6 +870,19 @@ ngx_http_hpack_v3_field(ngx_connection_t *c, ngx_http_hpack_v3_section_t *s,
     qpack_field_t  *f;
 
     f = &s->fields[s->next++];
+
+    if (f->name_len == 0) {
+
+        /*
+         * a malformed request (RFC 9114 4.1.2, RFC 9110 5.1); nginx's
+         * parser takes no empty name either
+         */
+
+        ngx_log_error(NGX_LOG_INFO, c->log, 0,
+                      "client sent zero field name length");
+
+        return NGX_HTTP_HPACK_V3_MESSAGE_ERROR;
+    }
 
     p = ngx_http_hpack_pnalloc(c->pool, f->name_len + f->value_len + 2);
     if (p == NULL) {

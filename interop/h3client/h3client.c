@@ -7,9 +7,10 @@
  * control stream and its SETTINGS, the QPACK encoder and decoder streams,
  * HEADERS and DATA frames, so that any octet can be sent.
  *
- *     h3client [-s] [-t seconds] host port [script]
+ *     h3client [-b] [-s] [-t seconds] host port [script]
  *
- * -s keeps the request encoder static-only; -t is the time a "wait" takes
+ * -s keeps the request encoder static-only; -b prints each response's body
+ * (its first 64 KiB) as "text"; -t is the time a "wait" takes
  * at most (default 5).  The script (a file, or stdin) has one command a
  * line, '#' starts a comment:
  *
@@ -135,6 +136,7 @@ typedef struct {
     h3c_buf_t                      fields;
     int                            status;
     uint64_t                       body;
+    h3c_buf_t                      text;         /* with -b */
 
     unsigned                       request:1;
     unsigned                       fin:1;
@@ -163,6 +165,7 @@ typedef struct {
     nghttp3_qpack_encoder         *encoder;
     nghttp3_qpack_decoder         *decoder;
     int                            static_only;
+    int                            body_text;
 
     h3c_stream_t                  *streams[H3C_MAX_STREAMS];
     size_t                         nstreams;
@@ -569,6 +572,12 @@ h3c_response(h3c_stream_t *s)
 
     h3c_printf(&b, "],\"body\":%llu,\"encoder_stream\":%zu",
                (unsigned long long) s->body, h3c.peer_encoder.len);
+
+    if (h3c.body_text) {
+        h3c_printf(&b, ",\"text\":");
+        h3c_json_str(&b, s->text.data, s->text.len);
+    }
+
     h3c_event(&b);
     free(b.data);
 }
@@ -901,6 +910,10 @@ h3c_frames(h3c_stream_t *s)
 
         } else if (s->request && type == H3C_FRAME_DATA) {
             s->body += (uint64_t) len;
+
+            if (h3c.body_text && s->text.len + (size_t) len <= 65536) {
+                h3c_append(&s->text, p + pos, (size_t) len);
+            }
 
         } else if (!s->request && type == H3C_FRAME_SETTINGS) {
             h3c_settings(p + pos, (size_t) len);
@@ -1774,7 +1787,8 @@ int
 main(int argc, char **argv)
 {
     int        opt;
-    char      *p, line[65536];
+    char      *p, *line;
+    size_t     cap;
     FILE      *in;
     size_t     i, nlines;
     uint64_t   timeout;
@@ -1785,8 +1799,11 @@ main(int argc, char **argv)
     h3c.capacity = 4096;
     h3c.max_blocked = 100;
 
-    while ((opt = getopt(argc, argv, "st:")) != -1) {
+    while ((opt = getopt(argc, argv, "bst:")) != -1) {
         switch (opt) {
+        case 'b':
+            h3c.body_text = 1;
+            break;
         case 's':
             h3c.static_only = 1;
             break;
@@ -1794,12 +1811,14 @@ main(int argc, char **argv)
             timeout = (uint64_t) (atof(optarg) * NGTCP2_SECONDS);
             break;
         default:
-            h3c_fail("usage: h3client [-s] [-t seconds] host port [script]");
+            h3c_fail("usage: h3client [-b] [-s] [-t seconds] host port "
+                     "[script]");
         }
     }
 
     if (argc - optind < 2) {
-        h3c_fail("usage: h3client [-s] [-t seconds] host port [script]");
+        h3c_fail("usage: h3client [-b] [-s] [-t seconds] host port "
+                 "[script]");
     }
 
     in = argc - optind > 2 ? fopen(argv[optind + 2], "r") : stdin;
@@ -1809,8 +1828,12 @@ main(int argc, char **argv)
 
     lines = NULL;
     nlines = 0;
+    line = NULL;
+    cap = 0;
 
-    while (fgets(line, sizeof(line), in)) {
+    /* lines of any length: a raw section's hex may be long */
+
+    while (getline(&line, &cap, in) != -1) {
         line[strcspn(line, "#\r\n")] = '\0';
 
         for (p = line + strlen(line); p > line && p[-1] == ' '; p--) {

@@ -32,6 +32,7 @@ class H3Server(nginx_runner.Nginx):
                          version=version)
         self.kind = kind
         self.module = install / "modules" / nginx_runner.MODULE_SO
+        self.extra = ""             # more of the http{} block
 
     has_module = property(lambda self: self.kind in ("on", "small", "off"))
     qpack_on = property(lambda self: self.kind in ("on", "small"))
@@ -54,7 +55,7 @@ class H3Server(nginx_runner.Nginx):
             "small": "    hpack_http3  on;\n"
                      "    hpack_http3_table_size  512;\n",
             "off": "    hpack_http3  off;\n",
-        }.get(self.kind, "")
+        }.get(self.kind, "") + self.extra
         self.write_conf(nginx_runner.render(TEMPLATE, subst))
 
 
@@ -83,13 +84,16 @@ def suite(doc, prog):
     return args, Filtered(args.only)
 
 
-def start_servers(results, version, kinds, running, needs=None):
+def start_servers(results, version, kinds, running, needs=None,
+                  configure=None):
     """Starts the servers of kinds into running (kind: server), each as the
-    test nginx_starts_with_http3; one that cannot run (its build missing,
-    or the reason needs() gives) is reported SKIP.  The caller stops what
-    running holds, also when this raises."""
+    test nginx_starts_with_http3, configure(server) first; one that cannot
+    run (its build missing, or the reason needs() gives) is reported SKIP.
+    The caller stops what running holds, also when this raises."""
     for kind in kinds:
         server = H3Server(version, kind)
+        if configure:
+            configure(server)
 
         def start_server(server=server):
             why = server.missing() or (needs and needs())
