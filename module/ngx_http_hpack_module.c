@@ -39,6 +39,7 @@ typedef struct {
 static ngx_int_t ngx_http_hpack_init_connection(ngx_http_v2_connection_t *h2c);
 static void *ngx_http_hpack_alloc(void *ctx, size_t size);
 static void ngx_http_hpack_free(void *ctx, void *p);
+static void ngx_http_hpack_destroy(void *data);
 
 static ngx_int_t ngx_http_hpack_add_variables(ngx_conf_t *cf);
 static ngx_int_t ngx_http_hpack_request_variable(ngx_http_request_t *r,
@@ -271,7 +272,10 @@ ngx_http_hpack_init_connection(ngx_http_v2_connection_t *h2c)
                                              h2c->http_connection->conf_ctx,
                                              ngx_http_hpack_module);
 
-    if (ngx_http_hpack_status_open(hc, c->pool) != NGX_OK) {
+    if (ngx_http_hpack_status_open(c->pool, NGX_HTTP_HPACK_H2, &hc->allocator,
+                                   ngx_http_hpack_destroy, hc, &hc->status)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
@@ -292,6 +296,21 @@ static void
 ngx_http_hpack_free(void *ctx, void *p)
 {
     (void) ngx_pfree(ctx, p);
+}
+
+
+/* hpack_status: the codec's objects, when the connection's pool is freed */
+
+static void
+ngx_http_hpack_destroy(void *data)
+{
+    ngx_http_hpack_conn_t  *hc = data;
+
+    hpack_decoder_destroy(hc->decoder);
+    hpack_encoder_destroy(hc->encoder);
+
+    hc->decoder = NULL;
+    hc->encoder = NULL;
 }
 
 

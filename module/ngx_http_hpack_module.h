@@ -133,12 +133,21 @@ ngx_uint_t ngx_http_hpack_alloc_fails(ngx_log_t *log, const char *site);
 #define NGX_HTTP_HPACK_INDEXED         3
 #define NGX_HTTP_HPACK_SUMS            4
 
+/* the protocols hpack_status counts, each with its own counters */
+#define NGX_HTTP_HPACK_H2              0
+#define NGX_HTTP_HPACK_H3              1
+#define NGX_HTTP_HPACK_PROTOCOLS       2
+
 /* the gauges (ngx_http_hpack_status_t.gauges) */
 #define NGX_HTTP_HPACK_CONNECTIONS     0
 #define NGX_HTTP_HPACK_TABLE_BYTES     1
 #define NGX_HTTP_HPACK_GAUGES          2
 
-/* kinds of request header blocks refused (ngx_http_hpack_status_t.errors) */
+/*
+ * kinds of request header blocks (HTTP/3: field sections and the client's
+ * QPACK streams) refused (ngx_http_hpack_status_t.errors); which a
+ * protocol has: ngx_http_hpack_status.c
+ */
 #define NGX_HTTP_HPACK_ERR_HUFFMAN     0
 #define NGX_HTTP_HPACK_ERR_INTEGER     1
 #define NGX_HTTP_HPACK_ERR_INDEX       2
@@ -147,7 +156,12 @@ ngx_uint_t ngx_http_hpack_alloc_fails(ngx_log_t *log, const char *site);
 #define NGX_HTTP_HPACK_ERR_LIMITS      5
 #define NGX_HTTP_HPACK_ERR_EMPTY_NAME  6
 #define NGX_HTTP_HPACK_ERR_INTERNAL    7
-#define NGX_HTTP_HPACK_ERRORS          8
+#define NGX_HTTP_HPACK_ERR_ENCODER_STREAM   8
+#define NGX_HTTP_HPACK_ERR_DECODER_STREAM   9
+#define NGX_HTTP_HPACK_ERR_BLOCKED_STREAMS  10
+#define NGX_HTTP_HPACK_ERR_INSERT_COUNT     11
+#define NGX_HTTP_HPACK_ERR_EMPTY_SECTION    12
+#define NGX_HTTP_HPACK_ERRORS          13
 
 /* the user-agent classification (ngx_http_hpack_memo_t.ua) */
 #define NGX_HTTP_HPACK_UA_KNOWN        0x80
@@ -197,13 +211,18 @@ typedef struct {
 
 
 /*
- * The counters of hpack_status, over every worker, in the shared zone.  The
- * sums that every block adds to come first, in a cache line of their own.
+ * The counters of hpack_status of one protocol, over every worker, in the
+ * shared zone, each protocol's from a cache line of its own.  The sums
+ * that every block adds to come first, in a cache line of their own.
+ * in_stream and out_stream are HTTP/3's encoder-stream octets (the
+ * client's, ours), also in in[], out[NGX_HTTP_HPACK_WIRE].
  */
 
 typedef struct {
     ngx_atomic_t                       in[NGX_HTTP_HPACK_SUMS];
     ngx_atomic_t                       out[NGX_HTTP_HPACK_SUMS];
+    ngx_atomic_t                       in_stream;
+    ngx_atomic_t                       out_stream;
     ngx_atomic_t                       gauges[NGX_HTTP_HPACK_GAUGES];
     ngx_atomic_t                       errors[NGX_HTTP_HPACK_ERRORS];
 } ngx_http_hpack_status_t;
@@ -317,10 +336,15 @@ void ngx_http_hpack_v3_unhook(void);
 
 char *ngx_http_hpack_status(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
 void ngx_http_hpack_status_attach(ngx_http_hpack_main_conf_t *hmcf);
-ngx_int_t ngx_http_hpack_status_open(ngx_http_hpack_conn_t *hc,
-    ngx_pool_t *pool);
+ngx_int_t ngx_http_hpack_status_open(ngx_pool_t *pool, ngx_uint_t protocol,
+    hpack_allocator_t *allocator, ngx_pool_cleanup_pt destroy, void *data,
+    ngx_http_hpack_status_t **status);
 void ngx_http_hpack_count_codec_error(ngx_http_hpack_conn_t *hc, int rc);
 void ngx_http_hpack_count_h2_error(ngx_http_hpack_conn_t *hc, ngx_int_t err);
+#if (NGX_HTTP_HPACK_V3)
+void ngx_http_hpack_count_qpack_error(ngx_http_hpack_status_t *status,
+    int rc);
+#endif
 void ngx_http_hpack_status_exit(void);
 
 #if (defined __GNUC__)

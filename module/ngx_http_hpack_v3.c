@@ -72,6 +72,10 @@ typedef struct {
     uint64_t                           peer_capacity;
     uint64_t                           peer_blocked;
 
+    /* hpack_status: HTTP/3's counters, the indexed fields added to them */
+    ngx_http_hpack_status_t           *status;
+    uint64_t                           out_indexed;
+
     unsigned                           settings_done:1;
 } ngx_http_hpack_v3_conn_t;
 
@@ -99,6 +103,11 @@ typedef struct {
     size_t                             nfields;
     size_t                             next;
     int                                error;
+
+    /* hpack_status: the section's sums so far */
+    size_t                             plain;
+    ngx_uint_t                         lines;
+    uint64_t                           indexed;
 
     unsigned                           begun:1;
     unsigned                           end:1;
@@ -135,6 +144,9 @@ static ngx_int_t ngx_http_hpack_v3_fields(ngx_connection_t *c,
 static ngx_int_t ngx_http_hpack_v3_field(ngx_connection_t *c,
     ngx_http_hpack_v3_section_t *s, ngx_str_t *name, ngx_str_t *value);
 static ngx_int_t ngx_http_hpack_v3_decode_error(ngx_connection_t *c, int rc);
+static void ngx_http_hpack_v3_sum_fields(ngx_http_hpack_v3_section_t *s);
+static ngx_int_t ngx_http_hpack_v3_refuse(ngx_http_hpack_v3_conn_t *hc,
+    ngx_uint_t kind, ngx_int_t err);
 static ngx_int_t ngx_http_hpack_v3_cancel_stream(ngx_connection_t *c,
     ngx_uint_t stream_id);
 static ngx_http_hpack_v3_section_t *ngx_http_hpack_v3_section(
@@ -147,6 +159,7 @@ static ngx_int_t ngx_http_hpack_v3_send_decoder(ngx_connection_t *c,
 static size_t ngx_http_hpack_v3_stream_room(ngx_connection_t *sc);
 static void *ngx_http_hpack_v3_alloc(void *ctx, size_t size);
 static void ngx_http_hpack_v3_free(void *ctx, void *p);
+static void ngx_http_hpack_v3_destroy(void *data);
 
 
 static ngx_http_v3_qpack_hooks_t  ngx_http_hpack_v3_hooks = {
@@ -212,6 +225,13 @@ ngx_http_hpack_v3_init_session(ngx_connection_t *c)
     hc->main_conf = ngx_http_get_module_main_conf(
                                   ngx_http_quic_get_connection(c)->conf_ctx,
                                   ngx_http_hpack_module);
+
+    if (ngx_http_hpack_status_open(c->pool, NGX_HTTP_HPACK_H3, &hc->allocator,
+                                   ngx_http_hpack_v3_destroy, hc, &hc->status)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
 
     h3c = ngx_http_v3_get_session(c);
     h3c->qpack_ctx = hc;
@@ -305,7 +325,8 @@ ngx_http_hpack_v3_decoder_instruction(ngx_connection_t *c, ngx_uint_t type,
                       "client sent decoder instruction 0x%02xi "
                       "before any field section", type);
 
-        return NGX_HTTP_V3_ERR_DECODER_STREAM_ERROR;
+        return ngx_http_hpack_v3_refuse(hc, NGX_HTTP_HPACK_ERR_DECODER_STREAM,
+                                        NGX_HTTP_V3_ERR_DECODER_STREAM_ERROR);
     }
 
     buf[0] = (u_char) type;
@@ -318,6 +339,8 @@ ngx_http_hpack_v3_decoder_instruction(ngx_connection_t *c, ngx_uint_t type,
         ngx_log_error(NGX_LOG_INFO, c->log, 0,
                       "client sent invalid decoder instruction: %s",
                       qpack_strerror(rc));
+
+        ngx_http_hpack_count_qpack_error(hc->status, rc);
 
         return qpack_h3_error(rc);
     }
@@ -404,6 +427,7 @@ ngx_http_hpack_v3_encode(ngx_http_request_t *r, hpack_header_t *hs,
     size_t                     bound, len, plain, literal, budget, stream_len;
     ssize_t                    sent;
     ngx_uint_t                 i;
+    hpack_stats_t              stats;
     ngx_connection_t          *c;
     ngx_http_v3_session_t     *h3c;
     ngx_http_hpack_v3_conn_t  *hc;
@@ -493,6 +517,20 @@ ngx_http_hpack_v3_encode(ngx_http_request_t *r, hpack_header_t *hs,
             ngx_http_v3_finalize_connection(c, NGX_HTTP_V3_ERR_INTERNAL_ERROR,
                                             "encoder stream failed");
             return NGX_ERROR;
+        }
+    }
+
+    /* hpack_status: the section and its encoder-stream octets */
+
+    if (hc->status) {
+        qpack_encoder_stats(hc->encoder, &stats, NULL);
+
+        ngx_http_hpack_fold(hc->status->out, len + stream_len, plain, n,
+                            stats.indexed_static + stats.indexed_dynamic,
+                            &hc->out_indexed);
+
+        if (stream_len) {
+            (void) ngx_atomic_fetch_add(&hc->status->out_stream, stream_len);
         }
     }
 
@@ -592,7 +630,7 @@ static ngx_int_t
 ngx_http_hpack_v3_encoder_stream(ngx_connection_t *c, ngx_buf_t *b)
 {
     int                           rc;
-    size_t                        i, n;
+    size_t                        i, n, len;
     uint64_t                      ids[NGX_HTTP_HPACK_V3_UNBLOCKED];
     ngx_queue_t                  *q;
     ngx_http_hpack_v3_conn_t     *hc;
@@ -601,10 +639,13 @@ ngx_http_hpack_v3_encoder_stream(ngx_connection_t *c, ngx_buf_t *b)
     hc = ngx_http_v3_get_session(c)->qpack_ctx;
 
     if (hc->decoder == NULL && ngx_http_hpack_v3_decoder(c, hc) != NGX_OK) {
-        return NGX_HTTP_V3_ERR_INTERNAL_ERROR;
+        return ngx_http_hpack_v3_refuse(hc, NGX_HTTP_HPACK_ERR_INTERNAL,
+                                        NGX_HTTP_V3_ERR_INTERNAL_ERROR);
     }
 
-    rc = qpack_decoder_read_encoder(hc->decoder, b->pos, b->last - b->pos);
+    len = b->last - b->pos;
+
+    rc = qpack_decoder_read_encoder(hc->decoder, b->pos, len);
 
     b->pos = b->last;
 
@@ -624,6 +665,13 @@ ngx_http_hpack_v3_encoder_stream(ngx_connection_t *c, ngx_buf_t *b)
         }
 
         return qpack_h3_error(rc);
+    }
+
+    /* hpack_status: the client's encoder stream, as read */
+
+    if (hc->status) {
+        (void) ngx_atomic_fetch_add(&hc->status->in[NGX_HTTP_HPACK_WIRE], len);
+        (void) ngx_atomic_fetch_add(&hc->status->in_stream, len);
     }
 
     do {
@@ -653,7 +701,8 @@ ngx_http_hpack_v3_encoder_stream(ngx_connection_t *c, ngx_buf_t *b)
     } while (n == NGX_HTTP_HPACK_V3_UNBLOCKED);
 
     if (ngx_http_hpack_v3_send_decoder(c, hc) != NGX_OK) {
-        return NGX_HTTP_V3_ERR_INTERNAL_ERROR;
+        return ngx_http_hpack_v3_refuse(hc, NGX_HTTP_HPACK_ERR_INTERNAL,
+                                        NGX_HTTP_V3_ERR_INTERNAL_ERROR);
     }
 
     return NGX_AGAIN;
@@ -679,7 +728,8 @@ ngx_http_hpack_v3_decode_section(ngx_connection_t *c,
 
     s = ngx_http_hpack_v3_section(c, hc);
     if (s == NULL) {
-        return NGX_ERROR;
+        return ngx_http_hpack_v3_refuse(hc, NGX_HTTP_HPACK_ERR_INTERNAL,
+                                        NGX_ERROR);
     }
 
     if (s->payload == NULL) {
@@ -692,7 +742,8 @@ ngx_http_hpack_v3_decode_section(ngx_connection_t *c,
     if (!s->begun) {
         if (hc->decoder == NULL && ngx_http_hpack_v3_decoder(c, hc) != NGX_OK)
         {
-            return NGX_ERROR;
+            return ngx_http_hpack_v3_refuse(hc, NGX_HTTP_HPACK_ERR_INTERNAL,
+                                            NGX_ERROR);
         }
 
         rc = qpack_decode_begin(hc->decoder, c->quic->id, s->payload,
@@ -723,7 +774,8 @@ ngx_http_hpack_v3_decode_section(ngx_connection_t *c,
 
     if (s->nfields == 0) {
         if (ngx_http_hpack_v3_fields(c, s) != NGX_OK) {
-            return NGX_ERROR;
+            return ngx_http_hpack_v3_refuse(hc, NGX_HTTP_HPACK_ERR_INTERNAL,
+                                            NGX_ERROR);
         }
 
         if (s->nfields == 0) {
@@ -736,7 +788,9 @@ ngx_http_hpack_v3_decode_section(ngx_connection_t *c,
             ngx_log_error(NGX_LOG_INFO, c->log, 0,
                           "client sent field section without fields");
 
-            return NGX_HTTP_V3_ERR_FRAME_ERROR;
+            return ngx_http_hpack_v3_refuse(hc,
+                                            NGX_HTTP_HPACK_ERR_EMPTY_SECTION,
+                                            NGX_HTTP_V3_ERR_FRAME_ERROR);
         }
     }
 
@@ -754,7 +808,8 @@ ngx_http_hpack_v3_decode_section(ngx_connection_t *c,
     if (s->next == s->nfields && !s->end && !s->error
         && ngx_http_hpack_v3_fields(c, s) != NGX_OK)
     {
-        return NGX_ERROR;
+        return ngx_http_hpack_v3_refuse(hc, NGX_HTTP_HPACK_ERR_INTERNAL,
+                                        NGX_ERROR);
     }
 
     if (s->next < s->nfields || !s->end) {
@@ -772,14 +827,28 @@ ngx_http_hpack_v3_decode_section(ngx_connection_t *c,
 static ngx_int_t
 ngx_http_hpack_v3_fields(ngx_connection_t *c, ngx_http_hpack_v3_section_t *s)
 {
-    int  rc;
+    int       rc;
+    uint64_t  indexed;
 
     rc = qpack_decode_fields(s->hc->decoder, s->fields,
                              NGX_HTTP_HPACK_V3_BATCH, &s->nfields);
     s->next = 0;
 
+    if (s->hc->status) {
+        ngx_http_hpack_v3_sum_fields(s);
+    }
+
     if (rc == QPACK_SECTION_END) {
         s->end = 1;
+
+        /* hpack_status: a section counts when the decoder has ended it */
+
+        if (s->hc->status) {
+            indexed = 0;
+            ngx_http_hpack_fold(s->hc->status->in, s->size, s->plain,
+                                s->lines, s->indexed, &indexed);
+        }
+
         return ngx_http_hpack_v3_send_decoder(c, s->hc);
     }
 
@@ -830,12 +899,14 @@ ngx_http_hpack_v3_gather(ngx_connection_t *c, ngx_http_hpack_v3_section_t *s,
         if (st->length > max) {
             ngx_log_error(NGX_LOG_INFO, c->log, 0,
                           "client sent too large field section");
-            return NGX_HTTP_V3_ERR_EXCESSIVE_LOAD;
+            return ngx_http_hpack_v3_refuse(s->hc, NGX_HTTP_HPACK_ERR_LIMITS,
+                                            NGX_HTTP_V3_ERR_EXCESSIVE_LOAD);
         }
 
         s->buf = ngx_http_hpack_pnalloc(c->pool, st->length);
         if (s->buf == NULL) {
-            return NGX_ERROR;
+            return ngx_http_hpack_v3_refuse(s->hc, NGX_HTTP_HPACK_ERR_INTERNAL,
+                                            NGX_ERROR);
         }
 
         s->size = st->length;
@@ -920,13 +991,15 @@ ngx_http_hpack_v3_decode_error(ngx_connection_t *c, int rc)
     ngx_uint_t                 err;
     ngx_http_hpack_v3_conn_t  *hc;
 
+    hc = ngx_http_v3_get_session(c)->qpack_ctx;
+
+    ngx_http_hpack_count_qpack_error(hc->status, rc);
+
     err = qpack_h3_error(rc);
 
     if (err == QPACK_H3_EXCESSIVE_LOAD) {
         ngx_log_error(NGX_LOG_INFO, c->log, 0,
                       "client sent too large field line");
-
-        hc = ngx_http_v3_get_session(c)->qpack_ctx;
 
         if (ngx_http_hpack_v3_send_decoder(c, hc) != NGX_OK) {
             return NGX_ERROR;
@@ -945,6 +1018,42 @@ ngx_http_hpack_v3_decode_error(ngx_connection_t *c, int rc)
     }
 
     ngx_http_v3_finalize_connection(c, err, "qpack decoding failed");
+
+    return err;
+}
+
+
+/*
+ * hpack_status: the batch of fields the decoder has just returned, added
+ * to the section's sums (folded when the section ends)
+ */
+
+static void
+ngx_http_hpack_v3_sum_fields(ngx_http_hpack_v3_section_t *s)
+{
+    size_t          i;
+    qpack_field_t  *f;
+
+    for (i = 0; i < s->nfields; i++) {
+        f = &s->fields[i];
+
+        s->plain += f->name_len + f->value_len;
+        s->indexed += (f->representation == HPACK_REP_INDEXED);
+    }
+
+    s->lines += s->nfields;
+}
+
+
+/* hpack_status: a section or a QPACK stream refused by the glue, by kind */
+
+static ngx_int_t
+ngx_http_hpack_v3_refuse(ngx_http_hpack_v3_conn_t *hc, ngx_uint_t kind,
+    ngx_int_t err)
+{
+    if (hc->status) {
+        (void) ngx_atomic_fetch_add(&hc->status->errors[kind], 1);
+    }
 
     return err;
 }
@@ -1168,6 +1277,24 @@ static void
 ngx_http_hpack_v3_free(void *ctx, void *p)
 {
     (void) ngx_pfree(ctx, p);
+}
+
+
+/*
+ * hpack_status: the codec's objects, when the QUIC connection's pool is
+ * freed
+ */
+
+static void
+ngx_http_hpack_v3_destroy(void *data)
+{
+    ngx_http_hpack_v3_conn_t  *hc = data;
+
+    qpack_decoder_destroy(hc->decoder);
+    qpack_encoder_destroy(hc->encoder);
+
+    hc->decoder = NULL;
+    hc->encoder = NULL;
 }
 
 #endif /* NGX_HTTP_HPACK_V3 */
