@@ -469,8 +469,8 @@ def gauges_back_to_zero():
                 doc = json.loads(r.read())
         except OSError as e:
             raise harness.Failure("the status page: %s" % e)
-        gauges = {k: doc[k] for k in ("hpack_connections",
-                                      "hpack_table_bytes")}
+        gauges = {"%s %s" % (p, k): doc[p][k] for p in doc
+                  for k in ("hpack_connections", "hpack_table_bytes")}
         if not any(gauges.values()) or time.monotonic() > deadline:
             break
         time.sleep(0.05)

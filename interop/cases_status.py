@@ -12,7 +12,8 @@ from those blocks alone: octets, fields (hpack's Decoder), indexed
 representations, RFC 7541 sizes; h2load's own "headers" figure must equal
 the relay's response octets.  The page in text (with its # HELP and
 # TYPE lines), ?format=json and "hpack_status json" must agree and be
-exactly that; with two workers both must have served.
+exactly that, under protocol="h2"; protocol="h3" (no HTTP/3 here) stays
+all zero; with two workers both must have served.
 
 Then what docs/DIRECTIVES.md says of worker exit and reload: a worker
 that exits gracefully (SIGQUIT), one that is terminated (SIGTERM) with a
@@ -46,9 +47,15 @@ METRICS = ("hpack_connections", "hpack_table_bytes",
            "hpack_in_wire_bytes_total", "hpack_in_plain_bytes_total",
            "hpack_out_wire_bytes_total", "hpack_out_plain_bytes_total",
            "hpack_in_fields_total", "hpack_in_indexed_total",
-           "hpack_out_fields_total", "hpack_out_indexed_total")
-KINDS = ("huffman", "integer", "index", "truncated", "size_update",
-         "limits", "empty_name", "internal")
+           "hpack_out_fields_total", "hpack_out_indexed_total",
+           "hpack_in_stream_bytes_total", "hpack_out_stream_bytes_total")
+# the kinds of hpack_errors_total by protocol label, in the page's order
+KINDS = {"h2": ("huffman", "integer", "index", "truncated", "size_update",
+                "limits", "empty_name", "internal"),
+         "h3": ("huffman", "integer", "index", "truncated", "limits",
+                "internal", "encoder_stream", "decoder_stream",
+                "blocked_streams", "insert_count", "empty_section")}
+PROTOCOLS = tuple(KINDS)
 # a block of each kind of error, and the connection error it gets
 MALFORMED = {
     # index 0 (RFC 7541 6.1)
@@ -192,7 +199,14 @@ class Expected:
 
     def __init__(self):
         self.values = dict.fromkeys(METRICS, 0)
-        self.errors = dict.fromkeys(KINDS, 0)
+        self.errors = dict.fromkeys(KINDS["h2"], 0)
+
+    def page(self):
+        """The whole page as scrape() returns it: these counters for h2,
+        h3's all zero."""
+        return {"h2": (self.values, self.errors),
+                "h3": (dict.fromkeys(METRICS, 0),
+                       dict.fromkeys(KINDS["h3"], 0))}
 
     def connection(self, requests, responses):
         """One connection's header blocks in wire order, each direction
@@ -284,8 +298,10 @@ class Relay:
 # ------------------------------------------------------------- the page
 
 def parse_text(text):
-    """{name: value}, {kind: errors}, every line checked."""
-    values, errors, helped, typed = {}, {}, set(), set()
+    """{protocol: ({name: value}, {kind: errors})}, every line checked:
+    each sample has its protocol label, the errors their kind too."""
+    page = {p: ({}, {}) for p in PROTOCOLS}
+    helped, typed = set(), set()
     for line in text.splitlines():
         m = re.match(r"# (HELP|TYPE) (\w+) (.+)$", line)
         if m:
@@ -295,56 +311,83 @@ def parse_text(text):
                 check(m.group(3) == want, "%s: TYPE %s, expected %s"
                       % (m.group(2), m.group(3), want))
             continue
-        m = re.match(r'(\w+)(?:\{kind="(\w+)"\})? (\d+)$', line)
-        check(m, "not a Prometheus text line: %r" % line)
-        if m.group(2):
+        m = re.match(r'(\w+)\{protocol="(h2|h3)"(?:,kind="(\w+)")?\} '
+                     r'(\d+)$', line)
+        check(m, "not a Prometheus text line of a protocol: %r" % line)
+        values, errors = page[m.group(2)]
+        if m.group(3):
             check(m.group(1) == "hpack_errors_total", "label on %s" % line)
-            errors[m.group(2)] = int(m.group(3))
+            errors[m.group(3)] = int(m.group(4))
         else:
-            values[m.group(1)] = int(m.group(3))
+            values[m.group(1)] = int(m.group(4))
     names = set(METRICS) | {"hpack_errors_total"}
     check(helped == names and typed == names,
           "# HELP for %s, # TYPE for %s" % (sorted(helped), sorted(typed)))
-    check(set(values) == set(METRICS) and set(errors) == set(KINDS),
-          "the page has %s and kinds %s" % (sorted(values), sorted(errors)))
-    return values, errors
+    for p, (values, errors) in page.items():
+        check(list(values) == list(METRICS)
+              and list(errors) == list(KINDS[p]),
+              "%s: the page has %s and kinds %s"
+              % (p, list(values), list(errors)))
+    return page
 
 
-def scrape(server):
-    """The counters; the text and the two JSON forms must agree."""
-    ctype, text = server.page("/status")
+def from_json(body):
+    """The JSON page as parse_text() gives the text one: an object per
+    protocol, each with every metric and hpack_errors_total by kind."""
+    doc = json.loads(body)
+    check(list(doc) == list(PROTOCOLS), "JSON page: objects %s" % list(doc))
+    page = {}
+    for p, obj in doc.items():
+        errors = obj.pop("hpack_errors_total")
+        check(list(obj) == list(METRICS) and list(errors) == list(KINDS[p]),
+              "JSON page: %s has %s and kinds %s" % (p, list(obj),
+                                                     list(errors)))
+        page[p] = (obj, errors)
+    return page
+
+
+def scrape(server, path="/status", json_path="/status.json"):
+    """{protocol: (values, errors)}; the text and the two JSON forms must
+    agree."""
+    ctype, text = server.page(path)
     check(ctype.startswith("text/plain; version=0.0.4"),
           "text page: Content-Type %s" % ctype)
-    values, errors = parse_text(text)
-    forms = [server.page("/status?format=json"), server.page("/status.json")]
+    page = parse_text(text)
+    forms = [server.page(path + "?format=json"), server.page(json_path)]
     for ctype, body in forms:
         check(ctype == "application/json", "JSON page: Content-Type %s"
               % ctype)
-        doc = json.loads(body)
-        doc_errors = doc.pop("hpack_errors_total")
-        check(doc == values and doc_errors == errors,
+        check(from_json(body) == page,
               "JSON and text differ:\n%s\n%s" % (body, text))
-    _, again = server.page("/status.json?format=text")
-    check(parse_text(again) == (values, errors),
+    _, again = server.page(json_path + "?format=text")
+    check(parse_text(again) == page,
           "?format=text of the JSON location differs from the text page")
-    return values, errors
+    return page
 
 
 def check_counters(server, expected, when):
     """The page against expected, the gauges at zero: polled, since a
     closed connection's cleanup may run after its client saw the end."""
     deadline = time.monotonic() + 10
+    want = expected.page()
     while True:
-        values, errors = scrape(server)
-        if (values, errors) == (expected.values, expected.errors) \
-                or time.monotonic() > deadline:
+        page = scrape(server)
+        if page == want or time.monotonic() > deadline:
             break
         time.sleep(0.1)
-    wrong = ["%s %d, expected %d" % (k, values[k], v)
-             for k, v in expected.values.items() if values[k] != v]
-    wrong += ["errors %s %d, expected %d" % (k, errors[k], v)
-              for k, v in expected.errors.items() if errors[k] != v]
-    check(not wrong, "%s: %s" % (when, "; ".join(wrong)))
+    check(page == want, "%s: %s" % (when, differences(page, want)))
+
+
+def differences(page, want):
+    """What differs between two pages, as text."""
+    wrong = []
+    for p, (values, errors) in want.items():
+        got_values, got_errors = page[p]
+        wrong += ["%s %s %d, expected %d" % (p, k, got_values[k], v)
+                  for k, v in values.items() if got_values[k] != v]
+        wrong += ["%s errors %s %d, expected %d" % (p, k, got_errors[k], v)
+                  for k, v in errors.items() if got_errors[k] != v]
+    return "; ".join(wrong)
 
 
 # ----------------------------------------------------------- the traffic
@@ -420,7 +463,7 @@ def held_connection(server, expected, tag):
     while it is: one connection, table bytes held."""
     c = H2Client(server.h2c_port)
     chosen_requests(server, c, tag.encode())
-    values, _ = scrape(server)
+    values, _ = scrape(server)["h2"]
     check(values["hpack_connections"] == 1 and values["hpack_table_bytes"] > 0,
           "one connection open: hpack_connections %d, hpack_table_bytes %d"
           % (values["hpack_connections"], values["hpack_table_bytes"]))

@@ -19,7 +19,15 @@ one QUIC connection and reads what it prints: every response field
   dynamic table works) and the encoder stream carries the inserts; the
   sizes are printed;
 - with the module off or not loaded, every octet of every HEADERS frame is
-  stock's (the Date field's value aside).
+  stock's (the Date field's value aside);
+- hpack_status on "h3-small" and "h3-off" (a /status location, read over
+  HTTPS/1.1, which counts nothing): on h3-small, after the cases above and
+  a scrape over HTTP/3 itself (which sees its own connection open),
+  protocol="h3" is exactly what gtlsclient received (HEADERS payloads and
+  encoder-stream octets, fields, indexed field lines, RFC 7541 sizes) and
+  the request fields it sent, the gauges back to 0 once the connections
+  have closed; protocol="h2" stays all zero, and on h3-off everything
+  does.
 """
 
 import re
@@ -27,15 +35,18 @@ import subprocess
 import sys
 import time
 
+from interop import cases_status
 from interop.harness import Failure, check, info
-from interop.harness.h3 import (KINDS, LABELS, check_logs, security_fields,
-                                start_servers, suite)
+from interop.harness.h3 import (KINDS, LABELS, check_logs,
+                                security_fields, start_servers, suite)
 from interop.harness.origins import final, hints
 
 GTLSCLIENT = "/usr/bin/gtlsclient"
 
 REQUESTS = 100
 HINTS = 40
+# what gtlsclient sends in every request, :path and :authority aside
+USER_AGENT = "nghttp3/ngtcp2 client"
 
 
 # ------------------------------------------------------------- gtlsclient
@@ -56,7 +67,9 @@ def gtlsclient(server, paths, timeout=60):
     p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        timeout=timeout)
     out = p.stdout.decode("utf-8", "replace")
-    return p.returncode, out, parse(out)
+    streams = parse(out)
+    server.runs.append((paths, streams))
+    return p.returncode, out, streams
 
 
 HEADER = re.compile(r"http: stream 0x([0-9a-f]+) \[(.*?): (.*)\]$")
@@ -213,6 +226,141 @@ def sizes(streams):
     return per, len(enc.data) if enc else 0
 
 
+# ------------------------------------------------------------ hpack_status
+
+def indexed_lines(section):
+    """The indexed field lines of a QPACK section (RFC 9204 4.5.2, 4.5.3:
+    static, dynamic or post-base)."""
+    _, pos = prefix_int(section, 0, 8)          # Required Insert Count
+    _, pos = prefix_int(section, pos, 7)        # Delta Base
+    n = 0
+    while pos < len(section):
+        b = section[pos]
+        if b & 0x80 or b & 0xf0 == 0x10:        # indexed, post-base indexed
+            _, pos = prefix_int(section, pos, 6 if b & 0x80 else 4)
+            n += 1
+            continue
+        if b & 0x40:                            # literal, name reference
+            _, pos = prefix_int(section, pos, 4)
+        elif b & 0x20:                          # literal, literal name
+            length, pos = prefix_int(section, pos, 3)
+            pos += length
+        else:                                   # literal, post-base name
+            _, pos = prefix_int(section, pos, 3)
+        length, pos = prefix_int(section, pos, 7)
+        pos += length
+    return n
+
+
+def rfc_size(fields):
+    return sum(len(n.encode()) + len(v.encode()) + 32 for n, v in fields)
+
+
+def h3_expected(server):
+    """protocol="h3"'s counters as every gtlsclient run on server makes
+    them: what it received exactly; of what it sent, the fields and their
+    size (its sections are not shown: their octets and indexed lines are
+    bounded in status_h3()).  The gauges at 0."""
+    want = dict.fromkeys(cases_status.METRICS, 0)
+    for paths, streams in server.runs:
+        for s in request_streams(streams):
+            sections = headers_frames(s)
+            check(len(sections) == len(s.blocks), "stream %d: %d HEADERS, "
+                  "%d sections decoded" % (s.sid, len(sections),
+                                           len(s.blocks)))
+            want["hpack_out_wire_bytes_total"] += sum(map(len, sections))
+            want["hpack_out_indexed_total"] += sum(map(indexed_lines,
+                                                       sections))
+            want["hpack_out_fields_total"] += sum(map(len, s.blocks))
+            want["hpack_out_plain_bytes_total"] += sum(map(rfc_size,
+                                                           s.blocks))
+        enc = server_uni(streams, 0x02)
+        if enc:                                 # past the stream type
+            want["hpack_out_wire_bytes_total"] += len(enc.data) - 1
+            want["hpack_out_stream_bytes_total"] += len(enc.data) - 1
+        for path in paths:
+            sent = [(":method", "GET"), (":scheme", "https"),
+                    (":authority", "127.0.0.1:%d" % server.tls_port),
+                    (":path", path), ("user-agent", USER_AGENT)]
+            want["hpack_in_fields_total"] += len(sent)
+            want["hpack_in_plain_bytes_total"] += rfc_size(sent)
+    return want
+
+
+def poll_status(server, want):
+    """The page until it is want (a closed connection's pool is freed
+    once QUIC's draining ends), at most 10 s; what differs."""
+    deadline = time.monotonic() + 10
+    while True:
+        page = cases_status.scrape(server)
+        got = want(page) if callable(want) else want
+        if page == got or time.monotonic() > deadline:
+            return cases_status.differences(page, got)
+        time.sleep(0.1)
+
+
+def zero_page():
+    return {p: (dict.fromkeys(cases_status.METRICS, 0),
+                dict.fromkeys(kinds, 0))
+            for p, kinds in cases_status.KINDS.items()}
+
+
+def status_h3(server):
+    # a scrape over HTTP/3: its own connection is open while it is made
+    rc, out, streams = gtlsclient(server, ["/status"])
+    reqs = request_streams(streams)
+    check(rc == 0 and len(reqs) == 1, "gtlsclient exited %d with %d "
+          "streams: %s" % (rc, len(reqs), out[-1500:]))
+    body = b"".join(p for t, p in frames(reqs[0].data) if t == 0x00)
+    during, _ = cases_status.parse_text(body.decode())["h3"]
+    check(during["hpack_connections"] >= 1
+          and during["hpack_table_bytes"] > 0,
+          "the page over HTTP/3: hpack_connections %d, hpack_table_bytes %d"
+          % (during["hpack_connections"], during["hpack_table_bytes"]))
+
+    exact = h3_expected(server)
+
+    def want(page):
+        """exact, and of the client's sections what is only bounded"""
+        values = dict(exact)
+        got = page["h3"][0]
+        sections = got["hpack_in_wire_bytes_total"] \
+            - got["hpack_in_stream_bytes_total"]
+        if 0 < sections < exact["hpack_in_plain_bytes_total"] \
+                and got["hpack_in_indexed_total"] \
+                <= exact["hpack_in_fields_total"]:
+            for k in ("hpack_in_wire_bytes_total", "hpack_in_indexed_total",
+                      "hpack_in_stream_bytes_total"):
+                values[k] = got[k]
+        page = zero_page()
+        page["h3"] = (values, page["h3"][1])
+        return page
+
+    wrong = poll_status(server, want)
+    check(not wrong, "after %d connections: %s" % (len(server.runs), wrong))
+    h3 = cases_status.scrape(server)["h3"][0]
+    info("h3: %d connections; out %d octets (encoder stream %d), %d fields, "
+         "%d indexed; in %d octets (encoder stream %d), %d fields, "
+         "%d indexed"
+         % (len(server.runs), h3["hpack_out_wire_bytes_total"],
+            h3["hpack_out_stream_bytes_total"],
+            h3["hpack_out_fields_total"], h3["hpack_out_indexed_total"],
+            h3["hpack_in_wire_bytes_total"], h3["hpack_in_stream_bytes_total"],
+            h3["hpack_in_fields_total"], h3["hpack_in_indexed_total"]))
+
+
+def status_off(server):
+    wrong = poll_status(server, zero_page())
+    check(not wrong, "hpack_http3 off, after %d connections: %s"
+          % (len(server.runs), wrong))
+
+
+STATUS_CASES = {"small": ("hpack_status_h3_counters_are_what_gtlsclient_saw",
+                          status_h3),
+                "off": ("hpack_status_counts_nothing_with_hpack_http3_off",
+                        status_off)}
+
+
 CASES = [("security", "gtlsclient_%d_requests_one_connection_8_headers_exact"
           % REQUESTS, run_security),
          ("trailers", "gtlsclient_20_requests_trailers_exact", run_trailers),
@@ -282,6 +430,10 @@ def main():
                 results.run(running[kind].label,
                             "%s_headers_frames_are_stocks_octets" % case,
                             identical)
+
+        for kind, (name, fn) in STATUS_CASES.items():
+            if kind in running:
+                results.run(running[kind].label, name, fn, running[kind])
 
         check_logs(results, running)
     finally:

@@ -2,7 +2,9 @@
 and run_h3_hostile.py start them, and what their /security answers."""
 
 import argparse
+import ssl
 import subprocess
+import urllib.request
 
 from interop import nginx_runner
 from interop.harness import (PORT_SHIFT, WORK, Failure, Filtered, Results,
@@ -17,6 +19,16 @@ LABELS = {"on": "h3-on", "small": "h3-on-table-512", "off": "h3-off",
           "nomod": "no-module", "stock": "stock"}
 # UDP and TCP, one port per server, beside the suite's 18080+/18443+
 BASE_PORT = 18560
+# the servers with an hpack_status location (run_h3.py reads them)
+STATUS_KINDS = ("small", "off")
+STATUS = """
+        location = /status {
+            hpack_status;
+        }
+        location = /status.json {
+            hpack_status  json;
+        }
+"""
 
 
 class H3Server(nginx_runner.Nginx):
@@ -33,6 +45,7 @@ class H3Server(nginx_runner.Nginx):
         self.kind = kind
         self.module = install / "modules" / nginx_runner.MODULE_SO
         self.extra = ""             # more of the http{} block
+        self.runs = []              # [(paths, streams)] of every gtlsclient
 
     has_module = property(lambda self: self.kind in ("on", "small", "off"))
     qpack_on = property(lambda self: self.kind in ("on", "small"))
@@ -56,7 +69,17 @@ class H3Server(nginx_runner.Nginx):
                      "    hpack_http3_table_size  512;\n",
             "off": "    hpack_http3  off;\n",
         }.get(self.kind, "") + self.extra
+        subst["STATUS"] = STATUS if self.kind in STATUS_KINDS else ""
         self.write_conf(nginx_runner.render(TEMPLATE, subst))
+
+    def page(self, path):
+        """The page over HTTPS/1.1: (content type, text)."""
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        url = "https://127.0.0.1:%d%s" % (self.tls_port, path)
+        with urllib.request.urlopen(url, timeout=10, context=ctx) as r:
+            return r.headers["Content-Type"], r.read().decode()
 
 
 def security_fields(fields):
