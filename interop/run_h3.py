@@ -289,10 +289,18 @@ def h3_expected(server):
 
 def poll_status(server, want):
     """The page until it is want (a closed connection's pool is freed
-    once QUIC's draining ends), at most 10 s; what differs."""
+    once QUIC's draining ends), at most 10 s; what differs.  While a
+    connection drains, its gauges may fall between the text and the JSON
+    forms that scrape() compares: that is tried again too."""
     deadline = time.monotonic() + 10
     while True:
-        page = cases_status.scrape(server)
+        try:
+            page = cases_status.scrape(server)
+        except Failure:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+            continue
         got = want(page) if callable(want) else want
         if page == got or time.monotonic() > deadline:
             return cases_status.differences(page, got)
