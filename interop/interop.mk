@@ -52,17 +52,20 @@ $(H3CLIENT): interop/h3client/h3client.c
 
 # HTTP/3 (interop/run_h3.py): gtlsclient against "hpack_http3 on", off,
 # the patched binary without the module and stock; then
-# interop/run_h3_hostile.py: h3client's hostile QPACK against "hpack_http3
-# on" and stock.  On 1.31.4 or the line NGINX_VERSION names (1.30.4); both
-# run, and the target fails if either does
-H3_VERSION := $(or $(NGINX_VERSION),1.31.4)
-## HTTP/3: gtlsclient's fields exact, h3client's hostile QPACK, RFC errors
+# interop/run_h3_hostile.py: h3client's hostile QPACK and the differential
+# against "hpack_http3 on" and stock.  Every line with HTTP/3 in turn
+# (1.26.3, 1.28.3, 1.30.4, 1.31.4; the builds of nginx-lines, brought up
+# to date), or the line NGINX_VERSION names; fails if any run does
+H3_LINES := $(or $(NGINX_VERSION),$(filter-out 1.22.%,$(NGINX_LINES)))
+## HTTP/3 on every line with it: gtlsclient's fields exact, stock's octets when off, hostile QPACK, the differential
 interop-h3: $(H3CLIENT)
-	@$(call nginx_if_present,$(H3_VERSION))
-	BUILD=$(BUILD) $(PYTHON) -m interop.run_h3 --version $(H3_VERSION) \
-	    $(INTEROP_ARGS); rc=$$?; \
-	BUILD=$(BUILD) H3CLIENT=$(H3CLIENT) $(PYTHON) -m interop.run_h3_hostile \
-	    --version $(H3_VERSION) $(INTEROP_ARGS) && exit $$rc
+	@for v in $(H3_LINES); do $(call nginx_if_present,$$v) || exit 1; done
+	@rc=0; for v in $(H3_LINES); do \
+	    BUILD=$(BUILD) $(PYTHON) -m interop.run_h3 --version $$v \
+	        $(INTEROP_ARGS) || rc=1; \
+	    BUILD=$(BUILD) H3CLIENT=$(H3CLIENT) $(PYTHON) \
+	        -m interop.run_h3_hostile --version $$v $(INTEROP_ARGS) || rc=1; \
+	done; exit $$rc
 
 # Every case of the line but the memory one; fails on any sanitizer report
 # and on any leak of the product (interop/README.md).  Stock stays the

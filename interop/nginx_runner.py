@@ -40,6 +40,16 @@ MODULE_SO = "ngx_http_hpack_module.so"
 LINES = ("1.22.1", "1.26.3", "1.28.3", "1.30.4", "1.31.4")
 
 
+def install_dir(version, variant):
+    """Where make installs the variant ("stock", "hpack", "hpack-asan"...)
+    of the line version: build/nginx-<variant> on 1.26.3,
+    build/nginx-<version>-<variant> on the others (module/nginx.mk's
+    nginx_prefix)."""
+    if version == "1.26.3":
+        return BUILD / ("nginx-" + variant)
+    return BUILD / ("nginx-%s-%s" % (version, variant))
+
+
 class NginxError(RuntimeError):
     """A server could not be started, found or stopped."""
 

@@ -36,10 +36,10 @@ import sys
 import time
 
 from interop import cases_status
-from interop.harness import Failure, check, info
+from interop.harness import Failure, Skip, check, info
 from interop.harness.h3 import (KINDS, LABELS, check_logs,
                                 security_fields, start_servers, suite)
-from interop.harness.origins import final, hints
+from interop.harness.origins import early_hints_supported, final, hints
 
 GTLSCLIENT = "/usr/bin/gtlsclient"
 
@@ -195,6 +195,9 @@ def run_trailers(server):
 
 
 def run_hints(server):
+    if not early_hints_supported(server.version):
+        raise Skip("nginx %s has no early_hints (nginx 1.29 and later send "
+                   "103 Early Hints)" % server.version)
     paths = ["/eh/%d" % i for i in range(HINTS)]
     rc, out, streams = gtlsclient(server, paths)
     reqs = request_streams(streams)

@@ -62,8 +62,8 @@ stage interop-1.28 make --no-print-directory interop-1.28
 stage interop-1.30 make --no-print-directory interop-1.30
 stage interop-1.31 make --no-print-directory interop-1.31
 stage interop-asan-1.31 make --no-print-directory interop-asan NGINX_VERSION=1.31.4
+# HTTP/3 on every line that has it, in one run
 stage interop-h3 make --no-print-directory interop-h3
-stage interop-h3-1.30 make --no-print-directory interop-h3 NGINX_VERSION=1.30.4
 stage interop-proxy   make --no-print-directory interop-proxy
 stage interop-proxy-asan make --no-print-directory interop-proxy-asan
 stage interop-proxy-1.30 make --no-print-directory interop-proxy NGINX_VERSION=1.30.4

@@ -223,10 +223,7 @@ class Server(nginx_runner.Nginx):
 
     def __init__(self, version, kind, slot, extra_directives=""):
         variant = "stock" if kind == "stock" else "hpack"
-        if version == "1.26.3":
-            install = BUILD / ("nginx-" + INSTALLS[variant])
-        else:
-            install = BUILD / ("nginx-%s-%s" % (version, INSTALLS[variant]))
+        install = nginx_runner.install_dir(version, INSTALLS[variant])
         super().__init__(install / "sbin" / "nginx",
                          WORK / ("%s-%s" % (version, kind)),
                          "%s %s" % (version, self.LABELS[kind]),

@@ -8,12 +8,14 @@ import urllib.request
 
 from interop import nginx_runner
 from interop.harness import (PORT_SHIFT, WORK, Failure, Filtered, Results,
-                             Skip, check, no_crash_or_alert, stop_on_sigterm)
-from interop.harness.origins import HintsOrigin
+                             Skip, check, no_crash_or_alert, stop_on_sigterm,
+                             version_at_least)
+from interop.harness.origins import HintsOrigin, early_hints_supported
 from interop.harness.responses import SECURITY
 
 TEMPLATE = nginx_runner.REPO / "interop" / "conf" / "h3.conf"
-LINES = ("1.30.4", "1.31.4")
+# every line with HTTP/3 (1.25 and later)
+LINES = tuple(v for v in nginx_runner.LINES if version_at_least(v, 1, 25))
 KINDS = ("on", "small", "off", "nomod", "stock")
 LABELS = {"on": "h3-on", "small": "h3-on-table-512", "off": "h3-off",
           "nomod": "no-module", "stock": "stock"}
@@ -35,8 +37,8 @@ class H3Server(nginx_runner.Nginx):
     error = Failure
 
     def __init__(self, version, kind):
-        variant = "stock" if kind == "stock" else "hpack"
-        install = nginx_runner.BUILD / ("nginx-%s-%s" % (version, variant))
+        install = nginx_runner.install_dir(
+            version, "stock" if kind == "stock" else "hpack")
         port = BASE_PORT + PORT_SHIFT + KINDS.index(kind)
         super().__init__(install / "sbin" / "nginx",
                          WORK / ("h3-%s-%s" % (version, kind)),
@@ -63,6 +65,9 @@ class H3Server(nginx_runner.Nginx):
     def render(self):
         subst = self.base_subst(self.module if self.has_module else None)
         subst["HINTS_ORIGIN"] = str(HintsOrigin.shared().port)
+        subst["EARLY_HINTS"] = ("            early_hints         $http3;"
+                                if early_hints_supported(self.version)
+                                else "")
         subst["HPACK_DIRECTIVES"] = {
             "on": "    hpack_http3  on;\n",
             "small": "    hpack_http3  on;\n"
