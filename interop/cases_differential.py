@@ -645,6 +645,18 @@ class StockAnswers:
         return self.answers
 
 
+def report(allowed, bad):
+    """Prints the allowed differences and the first others; fails on
+    any other."""
+    for line in allowed:
+        info("allowed: " + line)
+    for line in bad[:20]:
+        info("DIFFERENT: " + line)
+    if bad:
+        raise Failure("%d answers differ from stock's (first: %s)"
+                      % (len(bad), bad[0]))
+
+
 def differential(server, stock):
     """server's answers to the corpus against stock's."""
     reference = stock.get()
@@ -660,13 +672,7 @@ def differential(server, stock):
              server.version, server.LABELS[server.kind], len(requests),
              sent, conns, refs, time.monotonic() - start,
              2 * len(requests), same, len(allowed), len(bad)))
-    for line in allowed:
-        info("allowed: " + line)
-    for line in bad[:20]:
-        info("DIFFERENT: " + line)
-    if bad:
-        raise Failure("%d answers differ from stock's (first: %s)"
-                      % (len(bad), bad[0]))
+    report(allowed, bad)
     if server.hpack_on and not allowed:
         raise Failure("no allowed difference: the requests stock "
                       "accepts against RFC 7541 were answered alike")
