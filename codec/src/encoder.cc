@@ -21,6 +21,7 @@
 #include "integer.h"
 #include "policy.h"
 #include "static_table.h"
+#include "string_literal.h"
 
 namespace hpack {
 namespace {
@@ -111,42 +112,18 @@ inline void count_ref(IndexLinks& x) {
     x.nv_hash += x.nv_hash < kRefMax ? kRefOne : 0;
 }
 
-size_t string_len(const uint8_t* src, size_t len) {
-    const size_t h = huffman_encoded_length(src, len);
-    const size_t n = h < len ? h : len;
-    return integer_length(7, static_cast<uint32_t>(n)) + n;
-}
+size_t string_len(const uint8_t* src, size_t len) { return string_length(src, len, 7); }
 
 // RFC 7541 5.2: Huffman only when strictly shorter.  dst has exactly the
 // room the result takes (hpack_string_encode()).
 size_t string_encode(const uint8_t* src, size_t len, uint8_t* dst) {
-    const size_t h = huffman_encoded_length(src, len);
-    if (h < len) {
-        size_t n = encode_integer(dst, 0x80, 7, static_cast<uint32_t>(h));
-        return n + huffman_encode(src, len, dst + n);
-    }
-    size_t n = encode_integer(dst, 0x00, 7, static_cast<uint32_t>(len));
-    if (len) memcpy(dst + n, src, len);
-    return n + len;
+    return string_encode_measured(src, len, dst, 0x00, 7);
 }
 
 // The same inside a block, where dst has room for the raw string and
-// kHuffmanBoundedOverrun past it (kBlockBound): the Huffman code is
-// written at once behind a length prefix sized for the raw string and
-// given up as soon as it is not shorter, when raw octets replace it.  That
-// spares the length pass, which costs about as much as the encoding.
+// kHuffmanBoundedOverrun past it (kBlockBound): in one pass.
 size_t string_encode_in_block(const uint8_t* src, size_t len, uint8_t* dst) {
-    const size_t pre = integer_length(7, static_cast<uint32_t>(len));
-    const size_t h = huffman_encode_bounded(src, len, dst + pre, len);
-    if (h < len) {
-        const size_t hpre = integer_length(7, static_cast<uint32_t>(h));
-        if (hpre != pre) memmove(dst + hpre, dst + pre, h);
-        encode_integer(dst, 0x80, 7, static_cast<uint32_t>(h));
-        return hpre + h;
-    }
-    encode_integer(dst, 0x00, 7, static_cast<uint32_t>(len));
-    if (len) memcpy(dst + pre, src, len);
-    return pre + len;
+    return string_encode_one_pass(src, len, dst, 0x00, 7);
 }
 
 }  // namespace

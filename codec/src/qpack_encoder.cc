@@ -27,6 +27,7 @@
 #include "memory.h"
 #include "policy.h"
 #include "qpack_static_table.h"
+#include "string_literal.h"
 
 namespace hpack {
 namespace {
@@ -130,40 +131,35 @@ const StaticIndex& qpack_static_index() {
 }
 
 // A string literal with the H bit above an N-bit length prefix (RFC 9204
-// 4.1.2), Huffman only when strictly shorter, its coded length found once
-// for every place it is written (the encoder stream, the section), or a
-// field's pre-encoded value (7-bit prefix).
+// 4.1.2; string_literal.h), or a field's pre-encoded value (7-bit
+// prefix).
 struct Coded {
     const uint8_t* s;
     size_t         len;
-    size_t         coded;     // octets after the prefix
-    bool           huffman;
-    const uint8_t* literal;   // hpack_header_t.value_literal, or NULL
+    const uint8_t* literal;      // hpack_header_t.value_literal, or NULL
+    size_t         literal_len;
 
-    static Coded of(const uint8_t* s, size_t len) {
-        const size_t h = huffman_encoded_length(s, len);
-        return Coded{s, len, h < len ? h : len, h < len, nullptr};
-    }
+    static Coded of(const uint8_t* s, size_t len) { return Coded{s, len, nullptr, 0}; }
     static Coded value_of(const hpack_header_t& h) {
-        if (h.value_literal)
-            return Coded{h.value, h.value_len, h.value_literal_len, false, h.value_literal};
-        return of(h.value, h.value_len);
+        return Coded{h.value, h.value_len, h.value_literal, h.value_literal_len};
     }
-    size_t length(int prefix) const {
-        return literal ? coded : integer_length(prefix, static_cast<uint32_t>(coded)) + coded;
+    // The octets put() writes: at most (the raw string's, no pass over
+    // it), and exactly.
+    size_t bound(int prefix) const {
+        return literal ? literal_len : integer_length(prefix, static_cast<uint32_t>(len)) + len;
     }
-    size_t put(uint8_t* dst, uint8_t bits, int prefix) const {
+    size_t length(int prefix) const { return literal ? literal_len : string_length(s, len, prefix); }
+    // Writes it to dst, which has room octets, length() or more: in one
+    // pass when they cover the Huffman coder's overrun past bound().
+    size_t put(uint8_t* dst, uint8_t bits, int prefix, size_t room) const {
         if (literal) {  // 7-bit prefix, the H bit in place
-            memcpy(dst, literal, coded);
+            memcpy(dst, literal, literal_len);
             dst[0] = static_cast<uint8_t>(dst[0] | bits);
-            return coded;
+            return literal_len;
         }
-        const uint8_t h = huffman ? static_cast<uint8_t>(1u << prefix) : 0;
-        const size_t n = encode_integer(dst, static_cast<uint8_t>(bits | h), prefix,
-                                        static_cast<uint32_t>(coded));
-        if (huffman) return n + huffman_encode(s, len, dst + n);
-        if (len) memcpy(dst + n, s, len);
-        return n + len;
+        if (room >= string_one_pass_room(len, prefix))
+            return string_encode_one_pass(s, len, dst, bits, prefix);
+        return string_encode_measured(s, len, dst, bits, prefix);
     }
 };
 
@@ -190,6 +186,7 @@ struct qpack_encoder {
         uint64_t min_ref = kNoId;
         bool     may_refer;     // the section may refer to the table at all
         bool     may_block;     // ... and to entries not yet acknowledged
+        uint8_t* out_end;       // the end of the section's buffer
         uint8_t* stream;        // the encoder-stream budget
         size_t   stream_used = 0;
         size_t   stream_cap;
@@ -439,19 +436,22 @@ bool qpack_encoder::insert(Pass& s, const hpack_header_t& h, const Coded& value,
                            uint64_t nv_hash) {
     const size_t need = h.name_len + h.value_len + HPACK_ENTRY_OVERHEAD;
     if (!evictable_for(s, need)) return false;
-    size_t octets = value.length(7);
-    Coded name{};
-    if (static_name) {
-        octets += integer_length(6, static_name - 1);
-    } else if (name_id != kNoId) {
-        octets += integer_length(6, static_cast<uint32_t>(table.next_id() - 1 - name_id));
-    } else {
-        name = Coded::of(h.name, h.name_len);
-        octets += name.length(5);
-    }
+    const Coded name = Coded::of(h.name, h.name_len);
+    size_t index_octets = 0;
+    if (static_name)
+        index_octets = integer_length(6, static_name - 1);
+    else if (name_id != kNoId)
+        index_octets = integer_length(6, static_cast<uint32_t>(table.next_id() - 1 - name_id));
     const size_t set_capacity =
         capacity_pending ? integer_length(5, static_cast<uint32_t>(table.max_size())) : 0;
-    if (s.stream_used + set_capacity + octets > s.stream_cap) return false;
+    // Whether the instruction fits the budget: at once when it would raw,
+    // with the coder's overrun (the usual budget), else by its length.
+    const size_t room = s.stream_cap - s.stream_used;
+    const size_t raw = set_capacity + (index_octets ? index_octets : name.bound(5)) +
+                       value.bound(7) + kHuffmanBoundedOverrun;
+    if (raw > room &&
+        set_capacity + (index_octets ? index_octets : name.length(5)) + value.length(7) > room)
+        return false;
     if (!room_for(h.name_len + h.value_len)) return false;
 
     uint8_t* q = s.stream + s.stream_used;
@@ -465,8 +465,8 @@ bool qpack_encoder::insert(Pass& s, const hpack_header_t& h, const Coded& value,
     else if (name_id != kNoId)
         q += encode_integer62(q, 0x80, 6, table.next_id() - 1 - name_id);
     else
-        q += name.put(q, 0x40, 5);
-    q += value.put(q, 0x00, 7);
+        q += name.put(q, 0x40, 5, static_cast<size_t>(s.stream + s.stream_cap - q));
+    q += value.put(q, 0x00, 7, static_cast<size_t>(s.stream + s.stream_cap - q));
     s.stream_used = static_cast<size_t>(q - s.stream);
 
     uint32_t evicted;
@@ -573,10 +573,11 @@ uint8_t* qpack_encoder::encode_field(Pass& s, const hpack_header_t& h, uint8_t* 
         s.note_ref(name_id);
         ++stats.name_indexed;
     } else {
-        p += Coded::of(name, nl).put(p, static_cast<uint8_t>(0x20 | n_bit >> 1), 3);
+        p += Coded::of(name, nl).put(p, static_cast<uint8_t>(0x20 | n_bit >> 1), 3,
+                                     static_cast<size_t>(s.out_end - p));
         ++stats.literal_names;
     }
-    return p + value.put(p, 0x00, 7);
+    return p + value.put(p, 0x00, 7, static_cast<size_t>(s.out_end - p));
 }
 
 // A reference to entry id, which the next insertions evict: the entry is
@@ -700,6 +701,7 @@ HPACK_API int qpack_encode(qpack_encoder_t* enc, uint64_t stream_id,
 
     qpack_encoder::Pass s;
     s.stream_id = stream_id;
+    s.out_end = out + out_cap;
     s.stream = stream_out;
     s.stream_cap = stream_out ? stream_cap : 0;
     enc->begin(s);
