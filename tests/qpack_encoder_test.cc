@@ -909,16 +909,23 @@ TEST(QpackEncoderAlloc, SteadyStateAllocatesNothing) {
 }
 
 // An allocation failure leaves the encoder as it was: HPACK_E_NOMEM, or
-// the fields as literals when the table cannot grow.
+// the fields as literals when the table cannot grow.  The table's first
+// block and the first 8 outstanding sections come with the encoder.
 TEST(QpackEncoderAlloc, FailureChangesNothing) {
     CountingAllocator ca;
     qpack_encoder_t* enc = qpack_encoder_create(&ca.a, 4096, nullptr);
     EncoderPtr guard(enc, qpack_encoder_destroy);
     ASSERT_EQ(qpack_encoder_set_peer_settings(enc, 4096, 100), QPACK_OK);
     ca.fail = true;
-    EXPECT_EQ(encode(enc, 0, {{"custom-key", "custom-value"}}).rc, HPACK_E_NOMEM);
-    EXPECT_EQ(qpack_encoder_insert_count(enc), 0u);
+    EXPECT_EQ(encode(enc, 0, {{"custom-key", "custom-value"}}).section, "028010");
+    for (uint64_t i = 1; i < 8; ++i)
+        EXPECT_EQ(encode(enc, 4 * i, {{"custom-key", "custom-value"}}).section, "020080");
+    // the ninth outstanding section, and a field that would be inserted
+    EXPECT_EQ(encode(enc, 32, {{"custom-key", "other-value"}}).rc, HPACK_E_NOMEM);
+    EXPECT_EQ(qpack_encoder_insert_count(enc), 1u);
+    EXPECT_EQ(qpack_encoder_outstanding_sections(enc), 8u);
     ca.fail = false;
-    const Encoded e = encode(enc, 0, {{"custom-key", "custom-value"}});
-    EXPECT_EQ(e.section, "028010");
+    const Encoded e = encode(enc, 32, {{"custom-key", "other-value"}});
+    EXPECT_EQ(e.section, "038010");
+    EXPECT_EQ(ca.allocs, 2u);  // the encoder, then the sections' array
 }

@@ -27,6 +27,7 @@
 #include "memory.h"
 #include "policy.h"
 #include "qpack_static_table.h"
+#include "static_table.h"
 #include "string_literal.h"
 
 namespace hpack {
@@ -53,6 +54,9 @@ constexpr size_t kDrainingPart = 8;
 // time (encode_hinted()); a static entry's hint carries kStaticHint.
 constexpr size_t kHints = 32;
 constexpr uint64_t kStaticHint = uint64_t{1} << 63;
+
+// Outstanding sections the encoder's own allocation holds.
+constexpr size_t kSectionsFirst = 8;
 
 // The decoder stream's longest instruction: a 62-bit integer.
 constexpr size_t kMaxInstruction = kInteger62MaxBytes;
@@ -85,6 +89,7 @@ public:
         for (uint32_t i = kQpackStaticEntries; i-- > 0;) {  // lowest index first in each run
             const StaticEntry& e = kQpackStaticTable[i];
             const uint8_t* n = reinterpret_cast<const uint8_t*>(e.name);
+            hpack_name_[i] = static_cast<uint8_t>(static_name_lookup(n, e.name_len).first);
             for (uint32_t s = key(n, e.name_len);; ++s) {
                 uint8_t& slot = names_[s & kMask];
                 if (slot && !same_name(kQpackStaticTable[slot - 1], n, e.name_len)) continue;
@@ -113,6 +118,15 @@ public:
         return 0;
     }
 
+    // The policy's flags for a name, first = find_name(name): a static
+    // name's by HPACK's static index of it, without hashing the name.
+    unsigned policy_flags(const hpack_policy& p, uint32_t first, const uint8_t* name,
+                          size_t nl) const {
+        if (!first) return p.lookup(name, nl);
+        const uint32_t h = hpack_name_[first - 1];
+        return h ? p.lookup_static(h) : p.lookup_other(name, nl);
+    }
+
 private:
     static constexpr uint32_t kMask = 255;
     static uint32_t key(const uint8_t* n, size_t nl) {
@@ -123,6 +137,7 @@ private:
     }
     uint8_t names_[kMask + 1] = {};
     uint8_t next_[kQpackStaticEntries] = {};
+    uint8_t hpack_name_[kQpackStaticEntries] = {};  // HPACK's first entry of the name, or 0
 };
 
 const StaticIndex& qpack_static_index() {
@@ -212,7 +227,12 @@ struct qpack_encoder {
     bool referable(const Pass& s, uint64_t id) const {
         return s.may_refer && table.live(id) && (id < known_received || s.may_block);
     }
-    bool evictable_for(const Pass& s, size_t need, uint64_t keep = kNoId) const;
+    // evicts_only_free(), at once when the insertion evicts nothing.
+    bool evictable_for(const Pass& s, size_t need, uint64_t keep = kNoId) const {
+        if (need > table.max_size()) return false;
+        return table.size() <= table.max_size() - need || evicts_only_free(s, need, keep);
+    }
+    bool evicts_only_free(const Pass& s, size_t need, uint64_t keep) const;
     void begin(Pass& s);
     uint8_t* encode_field(Pass& s, const hpack_header_t& h, uint8_t* p);
     uint8_t* encode_hinted(Pass& s, const hpack_header_t& h, uint8_t* p);
@@ -297,7 +317,7 @@ void qpack_encoder::rebuild_index() {
 
 // Every entry is in both chains, newest first: a walk stops at the first
 // evicted id, which every later link is too.
-void qpack_encoder::link(uint64_t id, uint64_t name_hash, uint64_t nv_hash) {
+HPACK_INLINE void qpack_encoder::link(uint64_t id, uint64_t name_hash, uint64_t nv_hash) {
     Links& x = table.entry(id).extra;
     x.nv_hash = nv_hash;
     x.nv_next = buckets.exchange(nv_hash & bucket_mask, id);
@@ -327,14 +347,13 @@ uint64_t qpack_encoder::find_name(uint64_t h, const uint8_t* name, size_t nl) co
     return kNoId;
 }
 
-// Whether inserting an entry of need octets (RFC measure) evicts only
-// entries that may go (RFC 9204 2.1.1): acknowledged by the decoder, with
+// Whether inserting an entry of need octets (RFC measure, at most the
+// capacity) evicts only entries that may go (RFC 9204 2.1.1): acknowledged by the decoder, with
 // no outstanding section and not this one referring to them, and not keep
 // (an entry the section is about to refer to).  The entry an insertion
 // names or duplicates may be among them (3.2.2: the decoder reads it
 // before it evicts).
-bool qpack_encoder::evictable_for(const Pass& s, size_t need, uint64_t keep) const {
-    if (need > table.max_size()) return false;
+bool qpack_encoder::evicts_only_free(const Pass& s, size_t need, uint64_t keep) const {
     size_t size = table.size();
     uint64_t id = table.first_id();
     const uint64_t floor = min_ref < s.min_ref ? min_ref : s.min_ref;
@@ -406,7 +425,7 @@ uint8_t* qpack_encoder::refer(Pass& s, uint64_t id, uint8_t* p) {
 // kUnackedInserts insertions wait for the decoder's acknowledgement (a
 // peer that never acknowledges gets no more) (DESIGN.md, "QPACK encoder":
 // "Insertions when the section cannot refer to them").
-bool qpack_encoder::admit(const Pass& s, const hpack_header_t& h, unsigned pflags,
+HPACK_INLINE bool qpack_encoder::admit(const Pass& s, const hpack_header_t& h, unsigned pflags,
                           bool on_sight, uint64_t name_hash, uint64_t nv_hash,
                           size_t entry_size) {
     const size_t max = table.max_size();
@@ -477,7 +496,7 @@ bool qpack_encoder::insert(Pass& s, const hpack_header_t& h, const Coded& value,
 
 // The newest entry was inserted: its place in the insertion order, its
 // links.
-void qpack_encoder::entered(uint64_t name_hash, uint64_t nv_hash, uint32_t evicted) {
+HPACK_INLINE void qpack_encoder::entered(uint64_t name_hash, uint64_t nv_hash, uint32_t evicted) {
     const uint64_t id = table.next_id() - 1;
     auto& e = table.entry(id);
     e.extra.at = bytes_in;
@@ -520,11 +539,10 @@ uint8_t* qpack_encoder::encode_hinted(Pass& s, const hpack_header_t& h, uint8_t*
 uint8_t* qpack_encoder::encode_field(Pass& s, const hpack_header_t& h, uint8_t* p) {
     const uint8_t* name = h.name;
     const size_t nl = h.name_len;
-    const unsigned pflags = policy->lookup(name, nl);
-    const bool never = is_never(h, pflags);
-
     // The static table, then the dynamic one.
     const uint32_t static_name = statics.find_name(name, nl);
+    const unsigned pflags = statics.policy_flags(*policy, static_name, name, nl);
+    const bool never = is_never(h, pflags);
     if (!never && static_name) {
         const uint32_t full = statics.find_value(static_name, h.value, h.value_len);
         if (full) {
@@ -651,8 +669,16 @@ HPACK_API qpack_encoder_t* qpack_encoder_create(const hpack_allocator_t* allocat
                                                 const hpack_policy_t* policy) {
     if (max_table_capacity > HPACK_MAX_TABLE_SIZE) return nullptr;
     Allocator a(allocator);
-    qpack_encoder_t* e = a.make<qpack_encoder>(a, policy ? policy : default_policy());
+    // One allocation: the encoder, its table's first block and room for
+    // the first outstanding sections (a connection's first section).
+    const size_t first =
+        (QEncoderTable::first_storage_size(max_table_capacity, kBucketBytesPerSlot) + 7) &
+        ~size_t{7};  // the sections after it aligned
+    qpack_encoder_t* e = a.make_with_tail<qpack_encoder>(first + kSectionsFirst * sizeof(Section),
+                                                         a, policy ? policy : default_policy());
     if (!e) return nullptr;
+    e->table.lend(Allocator::tail_of(e), first, max_table_capacity);
+    e->sections.lend(Allocator::tail_of(e) + first, kSectionsFirst * sizeof(Section));
     // As the HPACK encoder's: differs between encoders, unknown to the peer.
     e->seed = hash_mix(reinterpret_cast<uintptr_t>(e) ^ 0x9e3779b97f4a7c15ull,
                        reinterpret_cast<uintptr_t>(&e->stats) | 1);
