@@ -7,7 +7,9 @@
 #   interop/run.sh --asan [--version V] [--only REGEX]
 #                                       the patched servers from the sanitizer
 #                                       build (make nginx-asan, of 1.26.3 or
-#                                       V), then every sanitizer report judged
+#                                       V; on 1.30.4 and 1.31.4 the HTTP/3
+#                                       cases too), then every sanitizer
+#                                       report judged
 #   interop/run.sh --asan --proxy [--version V] [--only REGEX]
 #                                       the same for the reverse-proxy suite
 #                                       (interop/proxy_run.py): its three
@@ -17,8 +19,9 @@
 # python3-h2 for /usr/bin/python3 (make deps installs them).  BUILD moves
 # the build directory as for the rest of the repository (default: build).
 # The servers it starts listen on 127.0.0.1:18080-18094 and 18443-18457
-# (--asan: 18100-18104 and 18463-18467; the hostile group adds 100 to the
-# h2c ports; INTEROP_PORT_SHIFT=N moves them all) and are stopped at the
+# (--asan: 18100-18104 and 18463-18467, and the HTTP/3 servers on TCP and
+# UDP 18565-18569; the hostile group adds 100 to the h2c ports;
+# INTEROP_PORT_SHIFT=N moves them all) and are stopped at the
 # end, also on failure, Ctrl-C or timeout.
 set -euo pipefail
 
@@ -81,12 +84,20 @@ version=1.26.3
 for ((i = 1; i < ${#args[@]}; i++)); do
     [ "${args[i]}" != --version ] || version="${args[i + 1]:-}"
 done
+h3_logs=()
 if [ "$suite" = proxy_run ]; then
     logs=("$build"/proxy-interop/"$version"-asan/{on,small,big}/logs/error.log)
 else
     logs=("$build"/interop/"$version"-{on,small,off,nomod}/logs/error.log)
+    # and those of the HTTP/3 servers, on the lines where the suite runs
+    # them too (run_interop.py's ASAN_H3): the ones this run writes
+    h3_logs=("$build"/interop/h3-"$version"-asan-{on,small,off,nomod}/logs/error.log)
+    rm -f "${h3_logs[@]}"
 fi
 rc=0
 run "${args[@]}" || rc=$?
+for log in "${h3_logs[@]}"; do
+    [ ! -f "$log" ] || logs+=("$log")
+done
 pymodule interop.sanitizer_reports "$reports" "${logs[@]}" || rc=1
 exit "$rc"

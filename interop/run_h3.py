@@ -381,11 +381,20 @@ CASES = [("security", "gtlsclient_%d_requests_one_connection_8_headers_exact"
 
 def main():
     args, results = suite(__doc__, "run_h3")
+    start = time.monotonic()
+    run(results, args.version)
+    print("run_h3: nginx %s, %.0fs" % (args.version, time.monotonic() - start))
+    return results.finish()
+
+
+def run(results, version):
+    """Every case against the five servers of the line, into results (also
+    run_interop.py --asan's HTTP/3 suite, under the sanitizer build); the
+    servers are stopped at the end."""
     running = {}
     seen = {}                   # (case, kind) -> streams
-    start = time.monotonic()
     try:
-        start_servers(results, args.version, KINDS, running)
+        start_servers(results, version, KINDS, running)
 
         for case, name, fn in CASES:
             for kind, server in running.items():
@@ -450,8 +459,6 @@ def main():
     finally:
         for s in running.values():
             s.stop()
-    print("run_h3: nginx %s, %.0fs" % (args.version, time.monotonic() - start))
-    return results.finish()
 
 
 def prefix_int(data, pos, bits):

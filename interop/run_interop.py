@@ -16,8 +16,8 @@ failed.  --only REGEX runs the tests whose names match.  --asan runs the
 patched servers from build/nginx-hpack-asan, or build/nginx-<version>-
 hpack-asan (make nginx-asan [NGINX_VERSION=<version>]; stock stays the
 reference) and stops them gracefully (see ASAN_SKIP for what it
-leaves out); interop/run.sh --asan sets the sanitizers' options and reads
-their reports afterwards.
+leaves out, ASAN_H3 for what it adds); interop/run.sh --asan sets the
+sanitizers' options and reads their reports afterwards.
 """
 
 import argparse
@@ -26,8 +26,8 @@ import time
 
 from interop import (cases_clients, cases_differential, cases_early_hints,
                      cases_h2, cases_hostile, cases_load, cases_malformed,
-                     cases_status, harness, nginx_runner)
-from interop.harness import (Filtered, Results, Server, no_crash_or_alert,
+                     cases_status, harness, nginx_runner, run_h3)
+from interop.harness import (Filtered, Results, Server, h3, no_crash_or_alert,
                              stop_on_sigterm)
 
 KINDS = ("on", "small", "off", "nomod", "stock")
@@ -55,6 +55,11 @@ SUITES["1.28.3"] = SUITES["1.31.4"] = SUITES["1.22.1"]
 # (125,000 requests on one connection).  The hostile cases run, but their
 # RSS checks are not judged there (harness.SANITIZED).
 ASAN_SKIP = ("memory",)
+# Added under --asan on the lines with the module's HTTP/3 (run_h3.LINES):
+# the HTTP/3 cases (interop/run_h3.py) against the same sanitizer build,
+# whose reports run.sh --asan judges with the others; plain builds run them
+# in make interop-h3
+ASAN_H3 = ("h3",)
 
 
 def main():
@@ -74,6 +79,8 @@ def main():
         harness.use_sanitizer_build()
         suites = tuple(s for s in suites if s not in ASAN_SKIP)
         print("interop: sanitizer build; left out: %s" % ", ".join(ASAN_SKIP))
+        if args.version in h3.LINES:
+            suites += ASAN_H3
     start = time.monotonic()
     nginx_runner.certificate()
 
@@ -137,6 +144,7 @@ def main():
             "early_hints":
                 lambda: cases_early_hints.register(results, servers),
             "status": lambda: cases_status.register(results, running),
+            "h3": lambda: run_h3.run(results, args.version),
         }
         for suite in suites:
             if suite in per_server:

@@ -2,11 +2,12 @@
 and run_h3_hostile.py start them, and what their /security answers."""
 
 import argparse
+import signal
 import ssl
 import subprocess
 import urllib.request
 
-from interop import nginx_runner
+from interop import harness, nginx_runner
 from interop.harness import (PORT_SHIFT, WORK, Failure, Filtered, Results,
                              Skip, check, no_crash_or_alert, stop_on_sigterm,
                              version_at_least)
@@ -37,14 +38,23 @@ class H3Server(nginx_runner.Nginx):
     error = Failure
 
     def __init__(self, version, kind):
-        install = nginx_runner.install_dir(
-            version, "stock" if kind == "stock" else "hpack")
+        variant = "stock" if kind == "stock" else "hpack"
+        install = nginx_runner.install_dir(version,
+                                           harness.INSTALLS[variant])
+        work = "h3-%s-%s" % (version, kind)
         port = BASE_PORT + PORT_SHIFT + KINDS.index(kind)
-        super().__init__(install / "sbin" / "nginx",
-                         WORK / ("h3-%s-%s" % (version, kind)),
+        if harness.SANITIZED:
+            # the sanitizer build: ports and directories of its own, a
+            # graceful stop so that LeakSanitizer runs
+            work = "h3-%s-asan-%s" % (version, kind)
+            port += len(KINDS)
+            self.stop_signal = signal.SIGQUIT
+            self.stop_timeout = 60
+        super().__init__(install / "sbin" / "nginx", WORK / work,
                          "%s %s" % (version, LABELS[kind]), tls_port=port,
                          version=version)
         self.kind = kind
+        self.variant = variant
         self.module = install / "modules" / nginx_runner.MODULE_SO
         self.extra = ""             # more of the http{} block
         self.runs = []              # [(paths, streams)] of every gtlsclient
@@ -54,8 +64,9 @@ class H3Server(nginx_runner.Nginx):
 
     def missing(self):
         if not self.binary.exists():
-            return "%s not built (make nginx-%s)" % (self.binary,
-                                                     self.version)
+            return "%s not built (make %s NGINX_VERSION=%s)" % (
+                self.binary, "nginx" if self.variant == "stock"
+                or not harness.SANITIZED else "nginx-asan", self.version)
         out = subprocess.run([str(self.binary), "-V"], capture_output=True,
                              text=True).stderr
         if "--with-http_v3_module" not in out:
