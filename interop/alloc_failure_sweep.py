@@ -4,7 +4,7 @@ server answers cleanly, logs it, does not crash, leaks nothing and serves
 the next connection.
 
     BUILD=build /usr/bin/python3 -m interop.alloc_failure_sweep
-        [--version V] [--plain] [--status] [--at N,N]
+        [--version V] [--plain] [--status] [--h3] [--at N,N]
 
 Runs build/nginx-hpack-asan-fail-alloc (make nginx-asan-fail-alloc: the
 sanitizer build with NGX_HTTP_HPACK_FAIL_ALLOC, where the worker counts
@@ -17,7 +17,9 @@ interop/conf/alloc-failure.conf.  A line whose source is absent
 (scripts/nginx-source.sh exits 77) is reported skipped.  Two sweeps, each alone with its option:
 plain, and with an hpack_status location (the codec then allocates
 through the page's counting allocator, and the workload ends with a
-request for the page).  --at sweeps only the allocations numbered.
+request for the page); on the lines with the module's HTTP/3
+(run_h3.LINES) a third, --h3, over HTTP/3 (below).  --at sweeps only the
+allocations numbered.
 
 First a run that fails nothing lists the allocations of the workload:
 one connection, four requests with a browser's fields (x-secret-token
@@ -61,13 +63,32 @@ same_second()) must give:
     wrapper's, standing in for the "malloc() failed" line of
     ngx_alloc()).
 
+The HTTP/3 sweep adds a QUIC listener with "hpack_http3 on" to the
+server (TLS on 18252 + INTEROP_PORT_SHIFT, UDP and TCP) and sends
+gtlsclient's requests (interop/run_h3.py reads what it prints) at once
+on one connection: /eh/10 (the origin's 103 of 40 links, then its 200),
+/headers, /many (38 fields and a trailer), /headers again.  It fails only
+the allocations of the HTTP/3 code (swept_site(): the functions of
+ngx_http_hpack_v3.c, the QPACK codec's through its allocator callback);
+the others are those of the response fields' gathering, which the HTTP/2
+sweeps fail.  A clean answer is then a 200 with every field and trailer
+as in the run without a failure (the date's value aside) and the body,
+after the origin's exact 103 for /eh/10; a 500; a RESET_STREAM
+H3_INTERNAL_ERROR (what stock nginx sends for a request it ends on an
+error of its own: ngx_http_v3_reset_stream()); or the connection closed
+with H3_INTERNAL_ERROR, the requests then unanswered left out; a second
+connection's /headers must then be a 200 as in that run.  The streams
+log under connection numbers of their own: an allocation is the first
+connection's when its line comes before the error log's size at that
+connection's end.
+
 Prints the allocations by function, one line per N ("N=12
 ngx_http_hpack_copy_field: goaway"), the count line of each sweep
 ("alloc-failure (nginx 1.26.3, plain): 143 allocations swept, answers:
-200 252, ..., crashes 0, sanitizer reports or leaks 0, failures 0") and
-"N passed, N failed" over both; exits 1 on any failure.
-Listens on 127.0.0.1:18250 and 18251 (+ INTEROP_PORT_SHIFT); the origin
-on a port the kernel picks.
+200 252, ..., crashes 0, sanitizer reports or leaks 0, failures 0, 95 s")
+and "N passed, N failed" over all; exits 1 on any failure.  Listens on
+127.0.0.1:18250, 18251 and 18252 (+ INTEROP_PORT_SHIFT); the origin on a
+port the kernel picks.
 """
 
 import json
@@ -84,14 +105,22 @@ import h2.events
 import h2.exceptions
 from hpack import NeverIndexedHeaderTuple
 
-from interop import harness, nginx_runner
+from interop import harness, nginx_runner, run_h3
 from interop.harness.origins import (HintsOrigin, early_hints_supported,
                                      final, hints)
 
 DEFAULT_VERSION = "1.26.3"
 PORT = 18250 + harness.PORT_SHIFT
 PAGE_PORT = PORT + 1            # hpack_status over HTTP/1.1
+H3_PORT = PORT + 2              # QUIC (UDP) and TLS (TCP)
 INTERNAL_ERROR = 2
+H3_INTERNAL_ERROR = 0x102
+QUIC_INTERNAL_ERROR = 0x1
+
+# the sweeps by name, as the count lines name them: without hpack_status,
+# with it (the codec then allocates through the page's counting
+# allocator), HTTP/3 (on the lines with the module's HTTP/3, run_h3.LINES)
+MODES = {"plain": "plain", "status": "hpack_status", "h3": "http3"}
 
 TEMPLATE = nginx_runner.REPO / "interop" / "conf" / "alloc-failure.conf"
 
@@ -113,7 +142,7 @@ HINTS = """
         max_headers  %d;
 
         location /eh/ {
-            early_hints         $http2;
+            early_hints         $http2$http3;
             proxy_pass          http://hints_origin;
             proxy_http_version  1.1;
             proxy_set_header    Connection "";
@@ -128,6 +157,15 @@ STATUS_SERVER = """
             hpack_status  json;
         }
     }
+"""
+
+# the HTTP/3 sweep: QUIC, and TLS over TCP on the same port (the runner's
+# readiness probe), in the server of the workload's locations
+HTTP3 = """        listen       127.0.0.1:%(port)d ssl;
+        listen       127.0.0.1:%(port)d quic;
+        ssl_certificate      %(tls)s/cert.pem;
+        ssl_certificate_key  %(tls)s/key.pem;
+        hpack_http3  on;
 """
 
 
@@ -258,6 +296,27 @@ STATUS_REQUEST = Request("/hpack-status",
                          browser_fields("/hpack-status", AGENT, COOKIE),
                          None, {})
 
+# gtlsclient's requests carry its own fields: the pseudo-fields and this
+# user-agent (nghttp3's encoder enters them in the server's table), no
+# cookie
+GTLS_AGENT = "nghttp3/ngtcp2 client"
+
+
+def h3_page(path):
+    """page() for gtlsclient: the echo of its user-agent, none of a cookie
+    (add_header leaves out the empty value); every field of the response
+    is also judged against the run without a failure's (h3_reference)."""
+    req = page(path, GTLS_AGENT, "")
+    del req.expect["x-echo-cookie"]
+    req.present = {}
+    return req
+
+
+# the HTTP/3 sweep's connection: gtlsclient sends the requests at once; a
+# 103 of 40 links before its 200, /headers's 9 fields, /many's 38 (some of
+# them /headers's: references to the dynamic table) and its trailer
+H3_WORKLOAD = [hinted(10), h3_page("/headers"), h3_page("/many")]
+
 
 def install(version):
     """Where the fail-alloc build of the line is (module/nginx.mk)."""
@@ -270,18 +329,23 @@ class Server(nginx_runner.Nginx):
     error = harness.Failure
     stop_signal = nginx_runner.signal.SIGQUIT   # graceful: LSan runs
 
-    def __init__(self, version, status):
+    def __init__(self, version, mode):
         self.install = install(version)
         super().__init__(self.install / "sbin" / "nginx", work(version),
-                         "alloc-failure", h2c_port=PORT, version=version)
-        self.status = status
+                         "alloc-failure", h2c_port=PORT,
+                         tls_port=H3_PORT if mode == "h3" else None,
+                         version=version)
+        self.mode = mode
 
     def render(self):
         subst = self.base_subst(self.install / "modules" /
                                 nginx_runner.MODULE_SO)
-        subst["STATUS"] = STATUS if self.status else ""
-        subst["STATUS_SERVER"] = (STATUS_SERVER % PAGE_PORT if self.status
-                                  else "")
+        status = self.mode == "status"
+        subst["STATUS"] = STATUS if status else ""
+        subst["STATUS_SERVER"] = STATUS_SERVER % PAGE_PORT if status else ""
+        subst["HTTP3"] = (HTTP3 % {"port": H3_PORT,
+                                   "tls": nginx_runner.TLS_DIR}
+                          if self.mode == "h3" else "")
         hinting = early_hints_supported(self.version)
         subst["HINTS_UPSTREAM"] = (HINTS_UPSTREAM
                                    % EarlyHintsOrigin.shared().port
@@ -289,7 +353,11 @@ class Server(nginx_runner.Nginx):
         subst["HINTS"] = HINTS % MAX_HEADERS if hinting else ""
         self.write_conf(nginx_runner.render(TEMPLATE, subst),
                         dirs=("conf", "logs", "html"))
-        (self.prefix / "html" / "many").write_bytes(b"many\n")
+        # written once: its last-modified and etag are the same in every
+        # run of a sweep
+        many = self.prefix / "html" / "many"
+        if not many.exists() or many.read_bytes() != b"many\n":
+            many.write_bytes(b"many\n")
 
 
 def work(version):
@@ -314,18 +382,19 @@ def check_early(resp, req, answered):
                       "none or %r" % (resp.sid, got, req.early))
 
 
-def answer(resp, req, missing):
+def answer(resp, req, missing, internal_error=INTERNAL_ERROR):
     """The kind of one response, or raises Failure for a wrong one; a
     field of req.present that the response lacks goes to missing, as
     (stream, name, the function whose failed allocation may leave it
-    out), judged once the error log names the allocation that failed."""
+    out), judged once the error log names the allocation that failed.
+    A reset must carry internal_error (HTTP/3: H3_INTERNAL_ERROR)."""
     check_early(resp, req, resp.reset is None and resp.headers is not None
                 and resp.status == req.status)
     if resp.reset is not None:
-        harness.check(resp.reset == INTERNAL_ERROR,
-                      "stream %d reset with %s" % (resp.sid,
-                                                   harness.h2_error_name(
-                                                       resp.reset)))
+        harness.check(resp.reset == internal_error, "stream %d reset with %s"
+                      % (resp.sid, harness.h2_error_name(resp.reset)
+                         if internal_error == INTERNAL_ERROR
+                         else "0x%x" % resp.reset))
         return "rst"
     harness.check(resp.headers is not None,
                   "stream %d ended without a response" % resp.sid)
@@ -448,11 +517,11 @@ def sanitizers(server, reports):
     harness.check(san.returncode == 0, "sanitizers:\n" + san.stdout[-3000:])
 
 
-def start(version, status, fail_at, reports):
+def start(version, mode, fail_at, reports):
     for f in reports.glob("san.*"):
         f.unlink()
     os.environ["NGX_HTTP_HPACK_FAIL_ALLOC"] = str(fail_at)
-    server = Server(version, status)
+    server = Server(version, mode)
     server.start()
     return server
 
@@ -478,25 +547,146 @@ def gauges_back_to_zero():
                   "gauges after the connections closed: %s" % gauges)
 
 
+def h2_traffic(server, version, mode, missing, marks, second=True):
+    """The workload on one connection (then, with hpack_status, the
+    gauges back to 0), and unless second is False a second connection that
+    must be served; the first connection's kinds (connection()), and the
+    kinds it has without a failure."""
+    requests = workload(version, mode == "status")
+    kinds = connection(requests, missing)
+    if second:
+        again = connection(WORKLOAD[:1], missing)
+        harness.check(again == ["200"], "next connection: %s" % again)
+    if mode == "status":
+        gauges_back_to_zero()
+    return kinds, [str(r.status) for r in requests]
+
+
+# the run without a failure's HTTP/3 responses: {path: (fields, trailers)},
+# the date's value left out
+h3_reference = {}
+
+
+class H3Response(harness.Response):
+    """A request stream as gtlsclient printed it (run_h3.parse()), read as
+    answer() reads an HTTP/2 one: its 103s, fields, body (the DATA frames),
+    trailers, and the code of the RESET_STREAM that ended it."""
+
+    def __init__(self, stream, reset):
+        super().__init__(stream.sid)
+        blocks = [[(n.encode(), v.encode()) for n, v in b]
+                  for b in stream.blocks]
+        self.informational = [b for b in blocks
+                              if b[:1] == [(b":status", b"103")]]
+        final = [b for b in blocks if b[:1] != [(b":status", b"103")]]
+        self.headers = final[0] if final else None
+        self.trailers = final[1] if len(final) > 1 else None
+        self.reset = reset
+        try:
+            self.body = b"".join(p for t, p in run_h3.frames(stream.data)
+                                 if t == 0x00)
+        except IndexError:              # a frame cut short
+            self.body = None
+
+
+def without_date(fields):
+    return [(n, None if n == b"date" else v) for n, v in fields or []]
+
+
+# gtlsclient's (ngtcp2's) log of the frames it received: a RESET_STREAM
+# and its code, a stream's last octets, nginx's CONNECTION_CLOSE
+RESET_STREAM = re.compile(r"frm rx \d+ \S+ RESET_STREAM\(0x04\) "
+                          r"id=0x([0-9a-f]+) app_error_code=\S*\(0x([0-9a-f]+)\)")
+FIN = re.compile(r"frm rx \d+ \S+ STREAM\(0x0[89a-f]\) id=0x([0-9a-f]+) "
+                 r"fin=1")
+CLOSE = re.compile(r"frm rx \d+ \S+ CONNECTION_CLOSE\(0x(1[cd])\) "
+                   r"error_code=\S*\(0x([0-9a-f]+)\)")
+# the ends of a connection nginx closed, by the frame's type and code:
+# H3_INTERNAL_ERROR, or QUIC's INTERNAL_ERROR for a connection whose
+# HTTP/3 session was not set up (ngx_http_v3_init() closes it so when
+# ngx_http_v3_init_session() fails, as when its own allocation does)
+CLOSES = {("1d", H3_INTERNAL_ERROR): "close",
+          ("1c", QUIC_INTERNAL_ERROR): "close-setup"}
+
+
+def h3_connection(server, requests, missing):
+    """The kinds of the answers to the requests, sent at once on one
+    gtlsclient connection, in their order: "200" (every field as in the
+    run without a failure, h3_reference, beside answer()'s checks), "500",
+    "rst" (RESET_STREAM H3_INTERNAL_ERROR); then "close" or "close-setup"
+    when nginx closed the connection (CLOSES), the requests it left
+    unanswered then not counted; a request neither answered nor cut short
+    so fails."""
+    rc, out, streams = run_h3.gtlsclient(server, [r.path for r in requests],
+                                         timeout=30)
+    resets = {int(sid, 16): int(code, 16)
+              for sid, code in RESET_STREAM.findall(out)}
+    ended = {int(sid, 16) for sid in FIN.findall(out)}
+    closed = [(t, int(code, 16)) for t, code in CLOSE.findall(out)]
+    kinds = []
+    for i, req in enumerate(requests):
+        sid = 4 * i
+        resp = H3Response(streams.get(sid, run_h3.Stream(sid)),
+                          resets.get(sid))
+        if resp.reset is None and sid not in ended:
+            harness.check(closed, "stream %d: no answer, the connection "
+                          "open (gtlsclient exited %d):\n%s"
+                          % (sid, rc, out[-1500:]))
+            continue
+        kind = answer(resp, req, missing, H3_INTERNAL_ERROR)
+        if kind == "200":
+            got = (without_date(resp.headers), resp.trailers)
+            want = h3_reference.setdefault(req.path, got)
+            harness.check(got == want, "stream %d: fields\n  %s\nnot those "
+                          "of the run without a failure\n  %s"
+                          % (sid, got, want))
+        kinds.append(kind)
+    if closed:
+        harness.check(closed[0] in CLOSES, "connection closed with frame "
+                      "0x%s, code 0x%x" % closed[0])
+        kinds.append(CLOSES[closed[0]])
+    return kinds
+
+
+def h3_traffic(server, version, mode, missing, marks, second=True):
+    """h2_traffic() over HTTP/3: H3_WORKLOAD on one connection, then
+    unless second is False a second connection that must be served.  The
+    first connection's streams log under connection numbers of their own:
+    marks["end"] is the error log's size when it has ended, where the
+    second connection's allocations begin."""
+    kinds = h3_connection(server, H3_WORKLOAD, missing)
+    marks["end"] = server.error_log_size()
+    if second:
+        again = h3_connection(server, H3_WORKLOAD[1:2], missing)
+        harness.check(again == ["200"], "next connection: %s" % again)
+    return kinds, ["200"] * len(H3_WORKLOAD)
+
+
+TRAFFIC = {"plain": h2_traffic, "status": h2_traffic, "h3": h3_traffic}
+
+
 class Elsewhere(Exception):
     """The failed allocation was not the first connection's in this run."""
 
 
 def allocation_lines(log):
-    """(connection, N, function, failed) of each "*C hpack: allocation N in
-    F()" line of an error log, in order."""
-    return [(c, int(n), site, bool(failed)) for c, n, site, failed in
-            re.findall(r"\*(\d+) hpack: allocation (\d+) in (\w+)\(\)"
-                       r"( failed)?", log)]
+    """(connection, N, function, failed, offset) of each "*C hpack:
+    allocation N in F()" line of an error log, in order."""
+    return [(m.group(1), int(m.group(2)), m.group(3), bool(m.group(4)),
+             m.start()) for m in
+            re.finditer(r"\*(\d+) hpack: allocation (\d+) in (\w+)\(\)"
+                        r"( failed)?", log)]
 
 
-def failed_allocation(lines, fail_at):
+def failed_allocation(lines, fail_at, end=None):
     """(whether the allocation fail_at that failed was the first
-    connection's, the one of the worker's first numbered allocation; its
-    function), or None without a failed line."""
-    for c, n, site, failed in lines:
+    connection's, its function), or None without a failed line.  The first
+    connection's: that of the worker's first numbered allocation, or with
+    end (HTTP/3) before that offset of the log."""
+    for c, n, site, failed, offset in lines:
         if failed and n == fail_at:
-            return c == lines[0][0], site
+            first = c == lines[0][0] if end is None else offset < end
+            return first, site
     return None
 
 
@@ -518,7 +708,7 @@ def same_second(seconds):
         time.sleep(left + 0.005)
 
 
-def run_one(version, status, fail_at, reports):
+def run_one(version, mode, fail_at, reports):
     """One server failing allocation fail_at: the workload, then a second
     connection; returns the first connection's kinds and the function
     whose allocation failed, or raises Failure (a crash and a sanitizer's
@@ -526,15 +716,11 @@ def run_one(version, status, fail_at, reports):
     when allocation fail_at was the second connection's, as it can be when
     the workload ran over a second's end all the same (a slow machine:
     same_second())."""
-    server = start(version, status, fail_at, reports)
-    wrong, missing = None, []
+    server = start(version, mode, fail_at, reports)
+    wrong, missing, marks = None, [], {}
     try:
         same_second(workload_seconds)
-        kinds = connection(workload(version, status), missing)
-        second = connection(WORKLOAD[:1], missing)
-        harness.check(second == ["200"], "next connection: %s" % second)
-        if status:
-            gauges_back_to_zero()
+        kinds, _ = TRAFFIC[mode](server, version, mode, missing, marks)
     except harness.Failure as e:
         wrong = e
     finally:
@@ -542,7 +728,9 @@ def run_one(version, status, fail_at, reports):
     log = server.error_log_text()
     harness.check("exited on signal" not in log, "a worker crashed")
     sanitizers(server, reports)
-    failed = failed_allocation(allocation_lines(log), fail_at)
+    # HTTP/3: a first connection that failed ended where the log does
+    end = marks.get("end", len(log)) if mode == "h3" else None
+    failed = failed_allocation(allocation_lines(log), fail_at, end)
     if failed and not failed[0]:
         raise Elsewhere("allocation %d was the next connection's" % fail_at)
     if wrong:
@@ -555,35 +743,35 @@ def run_one(version, status, fail_at, reports):
     return kinds, failed[1]
 
 
-def first_connection_allocations(version, status, reports):
+def first_connection_allocations(version, mode, reports):
     """The functions of the allocations the first connection makes, in
     order: the run that fails nothing.  Sets workload_seconds."""
     global workload_seconds
-    server = start(version, status, 0, reports)
-    missing = []
+    server = start(version, mode, 0, reports)
+    missing, marks = [], {}
+    h3_reference.clear()
     try:
-        requests = workload(version, status)
         same_second(1.0)
         began = time.monotonic()
-        kinds = connection(requests, missing)
+        kinds, want = TRAFFIC[mode](server, version, mode, missing, marks,
+                                    second=False)
         # a margin for the runs' spread
         workload_seconds = min(1.0, 1.5 * (time.monotonic() - began) + 0.05)
-        harness.check(kinds == [str(r.status) for r in requests],
-                      "without a failure: %s" % kinds)
+        harness.check(kinds == want, "without a failure: %s" % kinds)
         harness.check(not missing, "without a failure: %s missing" %
                       ", ".join(name for _, name, _ in missing))
-        if status:
-            gauges_back_to_zero()
     finally:
         server.stop()
     sanitizers(server, reports)
     log = server.error_log_text()
-    harness.check(not early_hints_supported(version)
+    harness.check(mode == "h3" or not early_hints_supported(version)
                   or "client sent too many header lines" in log,
                   "the 400 is not max_headers's")
     # those of the first connection: the status page's own are not swept
-    lines = [line for line in allocation_lines(log) if not line[3]]
-    sites = [(n, site) for c, n, site, _ in lines if c == lines[0][0]]
+    lines = [line for line in allocation_lines(log[:marks.get("end")])
+             if not line[3]]
+    sites = [(n, site) for c, n, site, _, _ in lines
+             if mode == "h3" or c == lines[0][0]]
     harness.check([n for n, _ in sites] == list(range(1, len(sites) + 1)),
                   "allocations not numbered 1, 2, ...")
     return [site for _, site in sites]
@@ -601,33 +789,42 @@ def failure_kind(message):
 ELSEWHERE_TRIES = 3
 
 
-def sweep(version, status, at, reports):
+def swept_site(mode, site):
+    """Whether the sweep fails the allocations of this function: every one
+    over HTTP/2; over HTTP/3 those of the HTTP/3 code, the functions of
+    ngx_http_hpack_v3.c and the QPACK codec's allocator callback
+    (ngx_http_hpack_v3_alloc()); the others, the response fields'
+    gathering that HTTP/2 shares, are the HTTP/2 sweeps'."""
+    return mode != "h3" or site.startswith("ngx_http_hpack_v3_")
+
+
+def sweep(version, mode, at, reports):
     """Every allocation of the workload failed in turn (those of at only,
-    when given); prints a line per N and the count line, returns the
-    numbers passed and failed (the run without a failure counts as one
-    when it fails, or finds no allocation)."""
-    mode = "nginx %s, %s" % (version, "hpack_status" if status else "plain")
+    when given; swept_site()); prints a line per N and the count line,
+    returns the numbers passed and failed (the run without a failure
+    counts as one when it fails, or finds no allocation)."""
+    began = time.monotonic()
+    label = "nginx %s, %s" % (version, MODES[mode])
     try:
-        sites = first_connection_allocations(version, status, reports)
+        sites = first_connection_allocations(version, mode, reports)
     except harness.Failure as e:
         print("alloc-failure (%s): the run without a failure: FAIL %s"
-              % (mode, e), flush=True)
+              % (label, e), flush=True)
         return 0, 1
     print("alloc-failure (%s): %d allocations on the first connection: %s"
-          % (mode, len(sites),
+          % (label, len(sites),
              ", ".join("%s %d" % kv for kv in sorted(Counter(sites).items()))),
           flush=True)
     answers, failed, kinds_failed = Counter(), [], Counter()
     swept = 0
     for n, site in enumerate(sites, 1):
-        if at and n not in at:
+        if at and n not in at or not swept_site(mode, site):
             continue
         swept += 1
         try:
             for attempt in range(1, ELSEWHERE_TRIES + 1):
                 try:
-                    kinds, failed_site = run_one(version, status, n,
-                                                 reports)
+                    kinds, failed_site = run_one(version, mode, n, reports)
                     break
                 except Elsewhere as e:
                     if attempt == ELSEWHERE_TRIES:
@@ -648,11 +845,12 @@ def sweep(version, status, at, reports):
                                    " (failed in %s())" % failed_site),
               flush=True)
     print("alloc-failure (%s): %d allocations swept, answers: %s, crashes %d, "
-          "sanitizer reports or leaks %d, failures %d%s"
-          % (mode, swept,
+          "sanitizer reports or leaks %d, failures %d%s, %.0f s"
+          % (label, swept,
              ", ".join("%s %d" % kv for kv in sorted(answers.items())),
              kinds_failed["crash"], kinds_failed["sanitizer"], len(failed),
-             " (N=%s)" % failed if failed else ""), flush=True)
+             " (N=%s)" % failed if failed else "",
+             time.monotonic() - began), flush=True)
     return swept - len(failed), len(failed) + (0 if sites else 1)
 
 
@@ -665,7 +863,7 @@ def option(args, name):
 
 def main(argv):
     args = argv[1:]
-    modes = [m == "--status" for m in args if m in ("--plain", "--status")]
+    modes = [m[2:] for m in args if m in ("--plain", "--status", "--h3")]
     at = option(args, "--at")
     at = {int(n) for n in at.split(",")} if at else None
     version = option(args, "--version") or DEFAULT_VERSION
@@ -690,8 +888,12 @@ def main(argv):
                                                         "interop" /
                                                         "ubsan.supp"))
     passed, failed = 0, 0
-    for status in modes or [False, True]:
-        p, f = sweep(version, status, at, reports)
+    if not modes:
+        modes = ["plain", "status"]
+        if version in run_h3.LINES:
+            modes.append("h3")
+    for mode in modes:
+        p, f = sweep(version, mode, at, reports)
         passed += p
         failed += f
     print("%d passed, %d failed" % (passed, failed))
