@@ -80,18 +80,20 @@ def workers(logs):
     return found
 
 
-def main():
-    if len(sys.argv) < 2:
+def main(argv=None):
+    """argv as sys.argv (a runner calls it in its own process)."""
+    argv = sys.argv if argv is None else argv
+    if len(argv) < 2:
         sys.exit("usage: sanitizer_reports.py DIR ERROR_LOG...")
-    d = Path(sys.argv[1])
+    d = Path(argv[1])
     if not d.is_dir():
         print("sanitizers: %s does not exist: the run did not write its "
               "reports there" % d)
         return 1
-    pids = workers(sys.argv[2:])
+    pids = workers(argv[2:])
     if not pids:
         print("sanitizers: no worker of the sanitizer build started "
-              "(error logs: %s)" % " ".join(sys.argv[2:]))
+              "(error logs: %s)" % " ".join(argv[2:]))
         return 1
     unseen = sorted(p for p, code in pids.items() if code is None)
     for pid in unseen:
