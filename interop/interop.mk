@@ -67,9 +67,10 @@ interop-h3: $(H3CLIENT)
 	        -m interop.run_h3_hostile --version $$v $(INTEROP_ARGS) || rc=1; \
 	done; exit $$rc
 
-# Every case of the line but the memory one; fails on any sanitizer report
-# and on any leak of the product (interop/README.md).  Stock stays the
-# reference: the line's unsanitized stock build.  On 1.26.3, or on the line
+# Every case of the line but the memory one (on 1.30.4 and 1.31.4 with the
+# HTTP/3 cases of run_h3.py); fails on any sanitizer report and on any
+# leak of the product (interop/README.md).  Stock stays the reference: the
+# line's unsanitized stock build.  On 1.26.3, or on the line
 # NGINX_VERSION names (make interop-asan NGINX_VERSION=1.31.4), skipped
 # when that line's source is absent
 ## the suite against nginx-asan: ASan, UBSan and LeakSanitizer
@@ -82,8 +83,8 @@ interop-asan:
 # Fails each allocation of the module and the codec for a connection's
 # first requests in turn, under ASan and LeakSanitizer, plain and with
 # hpack_status's counting allocator (interop/README.md); on nginx 1.26.3,
-# or NGINX_VERSION's line (1.30.4: with 103 Early Hints and max_headers),
-# skipped when that line's source is absent
+# or NGINX_VERSION's line (1.30.4: with 103 Early Hints and max_headers,
+# and a third sweep over HTTP/3), skipped when that line's source is absent
 ## every allocation of a connection's first requests failed in turn (ASan)
 alloc-failure-sweep:
 	@$(call nginx_if_present,$(SAN_VERSION),nginx-asan-fail-alloc)
