@@ -97,7 +97,6 @@ import json
 import os
 import re
 import socket
-import subprocess
 import sys
 import time
 import urllib.request
