@@ -17,8 +17,8 @@ interop/conf/alloc-failure.conf.  A line whose source is absent
 (scripts/nginx-source.sh exits 77) is reported skipped.  Two sweeps, each alone with its option:
 plain, and with an hpack_status location (the codec then allocates
 through the page's counting allocator, and the workload ends with a
-request for the page); on the lines with the module's HTTP/3
-(run_h3.LINES) a third, --h3, over HTTP/3 (below).  --at sweeps only the
+request for the page); on the lines with the module's HTTP/3 and 103
+Early Hints (1.30.4, 1.31.4) a third, --h3, over HTTP/3 (below).  --at sweeps only the
 allocations numbered.
 
 First a run that fails nothing lists the allocations of the workload:
@@ -107,6 +107,7 @@ import h2.exceptions
 from hpack import NeverIndexedHeaderTuple
 
 from interop import harness, nginx_runner, run_h3, sanitizer_reports
+from interop.harness import h3
 from interop.harness.origins import (HintsOrigin, early_hints_supported,
                                      final, hints)
 
@@ -120,7 +121,7 @@ QUIC_INTERNAL_ERROR = 0x1
 
 # the sweeps by name, as the count lines name them: without hpack_status,
 # with it (the codec then allocates through the page's counting
-# allocator), HTTP/3 (on the lines with the module's HTTP/3, run_h3.LINES)
+# allocator), HTTP/3 (on the lines with the module's HTTP/3 and 103s)
 MODES = {"plain": "plain", "status": "hpack_status", "h3": "http3"}
 
 TEMPLATE = nginx_runner.REPO / "interop" / "conf" / "alloc-failure.conf"
@@ -894,7 +895,8 @@ def main(argv):
     passed, failed = 0, 0
     if not modes:
         modes = ["plain", "status"]
-        if version in run_h3.LINES:
+        # its workload has a 103: the lines with both (1.30.4, 1.31.4)
+        if version in h3.LINES and early_hints_supported(version):
             modes.append("h3")
     for mode in modes:
         p, f = sweep(version, mode, at, reports)
