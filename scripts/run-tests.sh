@@ -49,7 +49,7 @@ stage unit       make --no-print-directory unit-tests
 stage unit-asan  make --no-print-directory unit-tests-asan
 stage unit-valgrind make --no-print-directory unit-tests-valgrind
 stage alloc      make --no-print-directory alloc-tests
-stage fuzz-smoke make --no-print-directory fuzz-smoke
+stage fuzz-smoke make --no-print-directory -j2 fuzz-smoke
 # every line built once (those whose source is absent are skipped); the
 # stages after it reuse the builds
 stage nginx-lines make --no-print-directory nginx-lines
