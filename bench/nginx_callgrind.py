@@ -19,20 +19,21 @@ column 0 and its braces alone on their lines).  Then
     region = self cost of every line owned by a region function
            + self cost of the lines of any other function inlined into a
              region function, when the region's source calls that function
-             (directly or not) other than through EXCLUDED_CALLEES
+             (directly or not) other than through the excluded callees
            + inclusive cost of every call made from those lines to a
-             function outside the region and outside EXCLUDED_CALLEES
+             function outside the region and outside the excluded callees
 
 so a function counts the same whether gcc inlined it (stock's static
 ngx_http_v2_pseudo_header) or called it (the module calls the exported one).
 
-Region functions (REGION_FUNCTIONS, REGION_PREFIXES, REGION_DIRS):
+A Region says which functions and lines count: H2 (HPACK, below) and H3
+(QPACK, its comment).  H2's region functions (REGION_FUNCTIONS,
+REGION_PREFIXES, REGION_DIRS):
 
 - stock nginx's HPACK code: the request-block states, the decoder table,
   Huffman, the header validation, the response-side string encoder, and the
   encoding part of ngx_http_v2_header_filter() (the lines from the point where
-  the patch hooks the module in to the frame builder, see
-  header_filter_range());
+  the patch hooks the module in to the frame builder, Region.line_range());
 - the module and the codec: every function compiled from module/ or codec/,
   and everything named ngx_http_hpack_*, hpack_* or hpack::*.
 
@@ -78,7 +79,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REGION_DIRS = (os.path.join(REPO, "module") + "/",
                os.path.join(REPO, "codec") + "/")
 
-# Only its encoding lines belong to the region (header_filter_range()).
+# Only its encoding lines belong to the region (Region.line_range()).
 HEADER_FILTER = "ngx_http_v2_header_filter"
 FILTER_FILE = "src/http/v2/ngx_http_v2_filter_module.c"
 
@@ -90,6 +91,127 @@ EXCLUDED_CALLEES = {
     "ngx_http_v2_state_skip_padded",
     "ngx_destroy_pool",
 }
+
+
+class Region:
+    """Which functions and lines are header compression for one protocol.
+
+    functions, prefixes: by name; dirs: every function compiled from a file
+    under them; files: every function of a file whose path ends so;
+    partial: {function: (file suffix, start lines, end line, what)}, a
+    function of which only some lines count ("what" lines): from the first
+    line (stripped) equal to one of start lines to the line before the next
+    one starting with end line (None: to the function's end); excluded: calls from region lines
+    to these are not counted."""
+
+    def __init__(self, name, functions, prefixes=REGION_PREFIXES,
+                 dirs=REGION_DIRS, files=(), partial=None,
+                 excluded=frozenset()):
+        self.name = name
+        self.functions = frozenset(functions)
+        self.prefixes = tuple(prefixes)
+        self.dirs = tuple(dirs)
+        self.files = tuple(files)
+        self.partial = dict(partial or {})
+        self.excluded = frozenset(excluded)
+
+    def member(self, fn, files=()):
+        base = base_name(fn)
+        if base in self.functions or base.startswith(self.prefixes):
+            return True
+        return any(f and (f.startswith(self.dirs) or f.endswith(self.files))
+                   for f in files)
+
+    def line_range(self, fn, path):
+        """The counted lines (first, last) of the partial function fn in
+        the source file path, or None."""
+        suffix, starts, end, _ = self.partial[fn]
+        if not path or not path.endswith(suffix) or not os.path.isfile(path):
+            return None
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read().split("\n")
+        inside = False
+        start = None
+        for i, text in enumerate(lines, 1):
+            if text.startswith(fn + "("):
+                inside = True
+            elif not inside:
+                continue
+            elif start is None and text.strip() in starts:
+                start = i
+            elif (start is not None and end is not None
+                  and text.strip().startswith(end)):
+                return (start, i - 1)
+            elif text == "}":
+                return (start, i) if start is not None and end is None \
+                    else None
+        return None
+
+
+# HTTP/2 (HPACK): the module's hook, or stock's first encoding allocation,
+# up to "fin = r->header_only" of the header filter
+H2 = Region("HTTP/2", REGION_FUNCTIONS, partial={
+    HEADER_FILTER: (FILTER_FILE, ("if (h2c->hpack_ctx) {",
+                                  "tmp = ngx_palloc(r->pool, tmp_len);"),
+                    "fin = r->header_only", "encoding")},
+    excluded=EXCLUDED_CALLEES)
+
+# HTTP/3 (QPACK), nginx 1.30 and later.  Request side: the field-section
+# states of ngx_http_v3_parse_headers() (from the patch's hook, or stock's
+# "case sw_prefix:", to the end: the frame type and length before them are
+# the frame layer), the field-line and literal parsers, the lookups, the
+# dynamic table (every function of ngx_http_v3_table.c), the encoder- and
+# decoder-stream parsers, Huffman.  Response side: the encoding lines of
+# the header filter (from the hook, or stock's allocation of the section
+# buffer after the length pass, to "if (r->header_only) {") and of
+# ngx_http_v3_create_trailers(), the QPACK encoders of ngx_http_v3_encode.c
+# (not ngx_http_v3_encode_varlen_int(): frame headers).  The length pass
+# before the hook runs in both builds (its ngx_http_v3_encode_field_*()
+# calls count in both).  ngx_http_v3_process_header(), which takes each
+# decoded field in both builds, is out of the region in both.
+H3_PARSE = "src/http/v3/ngx_http_v3_parse.c"
+H3_FILTER = "src/http/v3/ngx_http_v3_filter_module.c"
+H3 = Region("HTTP/3", {
+    "ngx_http_v3_parse_start_local",
+    "ngx_http_v3_parse_end_local",
+    "ngx_http_v3_parse_prefix_int",
+    "ngx_http_v3_parse_field_section_prefix",
+    "ngx_http_v3_parse_field_rep",
+    "ngx_http_v3_parse_literal",
+    "ngx_http_v3_parse_field_ri",
+    "ngx_http_v3_parse_field_lri",
+    "ngx_http_v3_parse_field_l",
+    "ngx_http_v3_parse_field_pbi",
+    "ngx_http_v3_parse_field_lpbi",
+    "ngx_http_v3_parse_lookup",
+    "ngx_http_v3_parse_encoder",
+    "ngx_http_v3_parse_field_inr",
+    "ngx_http_v3_parse_field_iln",
+    "ngx_http_v3_parse_decoder",
+    "ngx_http_v3_encode_prefix_int",
+    "ngx_http_v3_encode_field_section_prefix",
+    "ngx_http_v3_encode_field_ri",
+    "ngx_http_v3_encode_field_lri",
+    "ngx_http_v3_encode_field_l",
+    "ngx_http_v3_encode_field_pbi",
+    "ngx_http_v3_encode_field_lpbi",
+    "ngx_http_huff_decode",
+    "ngx_http_huff_encode",
+}, files=("src/http/v3/ngx_http_v3_table.c",), partial={
+    "ngx_http_v3_parse_headers": (
+        H3_PARSE, ("if (ngx_http_v3_get_session(c)->qpack_ctx) {",
+                   "case sw_prefix:"), None, "field-section"),
+    "ngx_http_v3_header_filter": (
+        H3_FILTER, ("if (h3c->qpack_ctx) {",
+                    "b = ngx_create_temp_buf(r->pool, len);"),
+        "if (r->header_only) {", "encoding"),
+    "ngx_http_v3_create_trailers": (
+        H3_FILTER, ("if (h3c->qpack_ctx) {",
+                    "len += ngx_http_v3_encode_field_section_prefix(NULL, "
+                    "0, 0, 0);"),
+        "n = b->last - b->pos;", "encoding"),
+}, excluded={"ngx_http_v3_process_request", "ngx_http_v3_process_header",
+             "ngx_destroy_pool"})
 
 # The parts the region of the module's build splits into (parts()), and
 # their names in the reports.
@@ -242,7 +364,8 @@ class SourceMap:
     def __init__(self):
         self.files = {}
         self.calls = defaultdict(set)       # function -> names it calls
-        self._reachable = None
+        self.defined = {}                   # function -> its file
+        self._reachable = {}                # region name -> functions
 
     def ranges(self, path):
         if path in self.files:
@@ -270,10 +393,11 @@ class SourceMap:
                 while end < len(lines) and lines[end] != "}":
                     end += 1
                 out.append((i + 1, end + 1, m.group(1)))
+                self.defined[m.group(1)] = path
                 for text in lines[body:end]:
                     self.calls[m.group(1)].update(self.CALL.findall(text))
                 i = end + 1
-            self._reachable = None
+            self._reachable = {}
         self.files[path] = out
         return out
 
@@ -283,50 +407,23 @@ class SourceMap:
                 return name
         return base_name(fn)
 
-    def reachable(self):
+    def reachable(self, region):
         """Functions the region's own source calls, directly or through
-        others, without passing through EXCLUDED_CALLEES: when gcc inlines
-        one of them into a region function, its lines count."""
-        if self._reachable is None:
-            todo = [f for f in self.calls
-                    if f != HEADER_FILTER and Analysis.member(f)]
+        others, without passing through its excluded callees: when gcc
+        inlines one of them into a region function, its lines count."""
+        if self._reachable.get(region.name) is None:
+            todo = [f for f in self.calls if f not in region.partial
+                    and region.member(f, [self.defined.get(f)])]
             seen = set(todo)
             while todo:
                 for g in self.calls.get(todo.pop(), ()):
-                    if g in seen or g in EXCLUDED_CALLEES \
+                    if g in seen or g in region.excluded \
                             or g not in self.calls:
                         continue
                     seen.add(g)
                     todo.append(g)
-            self._reachable = seen
-        return self._reachable
-
-
-def header_filter_range(path):
-    """The encoding lines of ngx_http_v2_header_filter() in this source:
-    from the module's hook (patched tree) or the first encoding allocation
-    (stock tree) to the line before "fin = r->header_only"."""
-    if not path or not os.path.isfile(path):
-        return None
-    with open(path, encoding="utf-8", errors="replace") as f:
-        lines = f.read().split("\n")
-    inside = False
-    start = None
-    for i, text in enumerate(lines, 1):
-        if text.startswith(HEADER_FILTER + "("):
-            inside = True
-        elif not inside:
-            continue
-        elif start is None and (text.strip() == "if (h2c->hpack_ctx) {"
-                                or text.strip() ==
-                                "tmp = ngx_palloc(r->pool, tmp_len);"):
-            start = i
-        elif start is not None and text.strip().startswith(
-                "fin = r->header_only"):
-            return (start, i - 1)
-        elif text == "}":
-            break
-    return None
+            self._reachable[region.name] = seen
+        return self._reachable[region.name]
 
 
 # ---------------------------------------------------------------- analysis
@@ -336,8 +433,9 @@ class Analysis:
     self and inclusive costs of the whole process.  Linear in the costs, so
     two analyses subtract (hi - lo)."""
 
-    def __init__(self, profile, sources=None):
+    def __init__(self, profile, sources=None, region=H2):
         self.sources = sources or SourceMap()
+        self.region_spec = region
         self.total = profile.total
         self.region_self = defaultdict(int)     # owner -> instructions
         self.region_calls = defaultdict(int)    # callee -> instructions
@@ -350,12 +448,8 @@ class Analysis:
         self.warnings = set()
         self._run(profile)
 
-    @staticmethod
-    def member(fn, files=()):
-        base = base_name(fn)
-        if base in REGION_FUNCTIONS or base.startswith(REGION_PREFIXES):
-            return True
-        return any(f and f.startswith(REGION_DIRS) for f in files)
+    def member(self, fn, files=()):
+        return self.region_spec.member(fn, files)
 
     def _owned(self, fn, path, line):
         """The function a line is counted under when it is in the region,
@@ -364,23 +458,24 @@ class Analysis:
         the region's source calls that function (not when it is the request
         run after the last header, inlined into
         ngx_http_v2_state_header_complete)."""
+        spec = self.region_spec
         owner = self.sources.owner(fn, path, line)
-        if owner == HEADER_FILTER:
-            if not path or not path.endswith(FILTER_FILE):
-                return None
-            if path not in self.filter_ranges:
-                self.filter_ranges[path] = header_filter_range(path)
-            r = self.filter_ranges[path]
+        if owner in spec.partial:
+            key = "%s in %s" % (owner, path)
+            if key not in self.filter_ranges:
+                self.filter_ranges[key] = spec.line_range(owner, path)
+            r = self.filter_ranges[key]
             if r and r[0] <= line <= r[1]:
-                return HEADER_FILTER + " (encoding lines %d-%d)" % r
+                return owner + " (%s lines %d-%d)" % (spec.partial[owner][3],
+                                                      r[0], r[1])
             return None
         if self.member(owner, [path]):
             return owner
         physical = base_name(fn)
-        if (owner != physical and physical != HEADER_FILTER
-                and owner not in EXCLUDED_CALLEES
+        if (owner != physical and physical not in spec.partial
+                and owner not in spec.excluded
                 and self.member(physical, self.fn_files.get(fn, ()))
-                and owner in self.sources.reachable()):
+                and owner in self.sources.reachable(spec)):
             return owner + " (inlined)"
         return None
 
@@ -402,7 +497,7 @@ class Analysis:
                 self.fn_incl[fn] += cost
             if not self._owned(fn, path, line):
                 continue
-            if base_name(callee) in EXCLUDED_CALLEES:
+            if base_name(callee) in self.region_spec.excluded:
                 continue
             if self.member(callee, p.fn_files.get(callee, ())):
                 continue
@@ -432,6 +527,7 @@ class Analysis:
     def minus(self, other):
         d = Analysis.__new__(Analysis)
         d.sources = self.sources
+        d.region_spec = self.region_spec
         d.total = self.total - other.total
         d.filter_ranges = dict(self.filter_ranges)
         d.warnings = self.warnings | other.warnings
@@ -546,7 +642,7 @@ def hot_functions(delta, per, limit=25, inclusive=False, misses=False):
         table = delta.fn_misses
     rows = sorted(table.items(), key=lambda kv: -kv[1])[:limit]
     return ["%10.1f  %s%s" % (v / per, short(k),
-                              "   [region]" if Analysis.member(k) else "")
+                              "   [region]" if delta.member(k) else "")
             for k, v in rows]
 
 
@@ -562,9 +658,9 @@ def summary_text(title, delta, per, lo_hi):
                  "%s %.1f" % (PART_NAMES[k], v)
                  for k, v in parts(delta, per).items()),
              ""]
-    for path, r in sorted(delta.filter_ranges.items()):
+    for where, r in sorted(delta.filter_ranges.items()):
         if r:
-            lines.append("counted lines of %s: %d-%d" % (path, r[0], r[1]))
+            lines.append("counted lines of %s: %d-%d" % (where, r[0], r[1]))
     for w in sorted(delta.warnings):
         lines.append("WARNING: " + w)
     lines += ["", "header compression, instructions per request "
