@@ -10,6 +10,12 @@
 # headline stay 1.26.3's).
 
 NGX_BENCH_NGINX  := nginx-$(or $(NGINX_VERSION),1.26)
+# The HTTP/3 phase's line: the benched one when its hook patch hooks HTTP/3,
+# else 1.31.4 (bench/nginx_h3.py checks the builds themselves); built when
+# its source is there, else the phase is skipped.
+NGX_BENCH_LINE   := $(or $(NGINX_VERSION),1.26.3)
+NGX_H3_LINE      := $(if $(shell grep -s -l ngx_http_v3_qpack_hooks \
+                    module/patches/nginx-$(NGX_BENCH_LINE)-hpack-hooks.patch),$(NGX_BENCH_LINE),1.31.4)
 
 NGX_BENCH        := $(PYTHON) -m bench.nginx_bench
 NGX_BENCH_PAIRS  ?=
@@ -26,7 +32,7 @@ NGX_BENCH_SHOWN  := make bench$(if $(filter 1,$(QUICK)), QUICK=1)$(if \
                     $(NGX_BENCH_PAIRS), NGX_BENCH_PAIRS=$(NGX_BENCH_PAIRS))
 
 .PHONY: bench bench-callgrind bench-memory bench-throughput bench-wire \
-        bench-stock-cost
+        bench-stock-cost bench-h3
 
 # Every workload over h2c and TLS, 9 A/B pairs, callgrind, the report and
 # plots in bench/results/<date>/ (about 19 minutes); QUICK=1: h2c, 2 pairs,
@@ -35,9 +41,20 @@ NGX_BENCH_SHOWN  := make bench$(if $(filter 1,$(QUICK)), QUICK=1)$(if \
 # (interop/proxy_bench.py), kept in the same report: req/s, worker CPU,
 # header bytes per response, and instructions per request under callgrind.
 ## the module against stock nginx: h2load A/B pairs, callgrind, report (QUICK=1: smoke)
-bench: deps $(NGX_BENCH_NGINX)
+bench: deps $(NGX_BENCH_NGINX) $(H3CLIENT)
+	@$(call nginx_if_present,$(NGX_H3_LINE))
 	BUILD=$(BUILD) $(NGX_BENCH) $(NGX_BENCH_FLAGS) \
 	    --command "$(NGX_BENCH_SHOWN)"
+
+# octets per response (sections and encoder stream), instructions per
+# request under callgrind, worker CPU per request and worker memory per
+# connection over HTTP/3, driven by build/h3client; into
+# bench/results/<date>-http3-nginx-<line>/ (QUICK=1: build/bench/nginx/quick/)
+## the HTTP/3 phase only: h3client, stock against hpack_http3 on
+bench-h3: deps $(H3CLIENT)
+	@$(call nginx_if_present,$(NGX_H3_LINE))
+	BUILD=$(BUILD) $(NGX_BENCH) --only h3 $(NGX_BENCH_FLAGS) \
+	    --command "make bench-h3$(if $(filter 1,$(QUICK)), QUICK=1)"
 
 ## instructions per request only, module against stock
 bench-callgrind: deps $(NGX_BENCH_NGINX)

@@ -28,7 +28,9 @@ by N).  Then, in this order:
    its servers on 19084-19085 and 19447-19448 plus INTEROP_PORT_SHIFT);
 6. the reverse-proxy workload: interop/proxy_bench.py (make bench-proxy),
    stock and the module running conf/proxy.conf in front of one origin;
-7. the report (bench/nginx_report.py): REPORT.md, results.json, PNG plots.
+7. HTTP/3 (bench/nginx_h3.py, make bench-h3): octets, instructions, worker
+   CPU and memory per connection over QUIC, driven by build/h3client;
+8. the report (bench/nginx_report.py): REPORT.md, results.json, PNG plots.
 
 Every process started here is stopped on the way out, also on failure,
 Ctrl-C or SIGTERM; servers also get SIGTERM from the kernel if this script
@@ -42,6 +44,7 @@ From the repository's root, by /usr/bin/python3:
     python3 -m bench.nginx_bench --quick    a smoke run (make bench QUICK=1)
     python3 -m bench.nginx_bench --only callgrind
     python3 -m bench.nginx_bench --only memory   make bench-memory
+    python3 -m bench.nginx_bench --only h3       make bench-h3
     python3 -m bench.nginx_bench --report DIR    redo REPORT.md and plots
                                                  from DIR
 """
@@ -65,6 +68,9 @@ from pathlib import Path
 # no __pycache__ in the tree for the modules imported below (python3 -m
 # has imported bench/__init__.py by now; .gitignore leaves out the rest)
 sys.dont_write_bytecode = True
+# run as python3 -m bench.nginx_bench, this module is __main__: the HTTP/3
+# phase (bench/nginx_h3.py) imports it by name and must get this copy
+sys.modules.setdefault("bench.nginx_bench", sys.modules[__name__])
 from bench import (nginx_callgrind, nginx_memory,  # noqa: E402
                    nginx_report, nginx_wire)
 from interop import harness, nginx_runner, proxy_bench  # noqa: E402
@@ -187,19 +193,20 @@ def _on_signal(signum, frame):
     raise KeyboardInterrupt("signal %d" % signum)
 
 
-def snapshot():
-    """Copies both builds' nginx (and the module) under build/bench/nginx/bin/:
-    every server of the run starts from these files."""
+def snapshot(install=None, dest=SNAPSHOT, version=None):
+    """Copies both builds' nginx (and the module), from install (INSTALL)
+    to dest/<build>/ (build/bench/nginx/bin/): every server of the run
+    starts from these files."""
     for b in BUILDS:
-        src = INSTALL[b]
+        src = (install or INSTALL)[b]
         need = [src / "sbin" / "nginx"]
         if b == "module":
             need.append(src / "modules" / MODULE_SO)
         for f in need:
             if not f.exists():
                 raise BenchError("%s not built (make nginx-%s)"
-                                 % (f, VERSION))
-        dst = SNAPSHOT / b
+                                 % (f, version or VERSION))
+        dst = dest / b
         if dst.exists():
             shutil.rmtree(dst)
         dst.mkdir(parents=True)
@@ -244,12 +251,18 @@ class Server(nginx_runner.Nginx):
             return "%s missing (snapshot() copies it)" % self.module
         return None
 
+    def customize(self, subst):
+        """Changes to the template's placeholders (bench/nginx_h3.py's
+        servers: @QUIC@, the server block's HTTP/3 lines)."""
+        subst["QUIC"] = ""
+
     def render(self):
         module = self.build == "module"
         subst = self.base_subst(self.module if module else None)
         subst["HPACK"] = "    hpack  on;" if module else ""
         if module and self.weight_size:
             subst["HPACK"] += "\n" + nginx_memory.directives(self.weight_size)
+        self.customize(subst)
         self.write_conf(nginx_runner.render(TEMPLATE, subst),
                         ("conf", "logs", "html/static"))
         page = self.prefix / "html" / "static" / "1k.html"
@@ -510,16 +523,20 @@ def cg_load(w, server, n):
     return cmds[:1] + (["... (%d times)" % n] if n > 1 else [])
 
 
-def cg_run(w, build, n, path):
-    """One server under callgrind, one load, its complete profile; one
-    retry when the server hangs on shutdown or the profile is cut short."""
+def cg_run(w, build, n, path, make_server=None, load=cg_load):
+    """One server under callgrind (make_server(build, path), by default
+    Server), one load (load(w, server, n): the commands run), its complete
+    profile; one retry when the server hangs on shutdown or the profile is
+    cut short."""
+    make_server = make_server or (
+        lambda b, out: Server(b, callgrind_out=out))
     for attempt in (1, 2):
         if path.exists():
             path.unlink()
-        server = Server(build, callgrind_out=path)
+        server = make_server(build, path)
         server.start()
         try:
-            cmds = cg_load(w, server, n)
+            cmds = load(w, server, n)
         finally:
             clean = server.stop()
         profile = None
@@ -534,8 +551,13 @@ def cg_run(w, build, n, path):
     raise BenchError("callgrind %s %s: %s" % (w["name"], build, why))
 
 
-def callgrind(cfg, out_dir):
-    raw = WORK / "callgrind"
+def callgrind(cfg, out_dir, workloads=None, run=cg_run,
+              region=nginx_callgrind.H2, raw_name="callgrind"):
+    """Each workload (cg_workloads(cfg) by default) on each build, N_lo and
+    N_hi requests (run(w, build, n, path): the profile and the commands),
+    the difference per request; the profiles in build/bench/nginx/<raw_name>/,
+    the summaries in out_dir/callgrind/."""
+    raw = WORK / raw_name
     if raw.exists():
         shutil.rmtree(raw)
     raw.mkdir(parents=True)
@@ -543,14 +565,15 @@ def callgrind(cfg, out_dir):
     summaries.mkdir(parents=True, exist_ok=True)
     sources = nginx_callgrind.SourceMap()
     rows = []
-    for w in cg_workloads(cfg):
+    for w in workloads if workloads is not None else cg_workloads(cfg):
         row = dict(w, builds={})
         for b in BUILDS:
             analyses = []
             for n in w["lo_hi"]:
                 path = raw / ("%s-%s-%d.out" % (w["name"], b, n))
-                profile, cmds = cg_run(w, b, n, path)
-                analyses.append(nginx_callgrind.Analysis(profile, sources))
+                profile, cmds = run(w, b, n, path)
+                analyses.append(nginx_callgrind.Analysis(profile, sources,
+                                                         region))
             lo, hi = w["lo_hi"]
             per = hi - lo
             delta = analyses[1].minus(analyses[0])
@@ -718,7 +741,7 @@ def main():
     ap.add_argument("--quick", action="store_true",
                     help="a smoke run: 2 pairs, h2c only, few requests")
     ap.add_argument("--only", choices=("throughput", "callgrind", "memory",
-                                       "proxy", "wire"),
+                                       "proxy", "wire", "h3"),
                     help="one phase (the report shows what was measured)")
     ap.add_argument("--pairs", type=int, help="A/B pairs per workload")
     ap.add_argument("--out", help="results directory (default "
@@ -733,6 +756,7 @@ def main():
     ap.add_argument("--update-readme", action="store_true",
                     help="write the headline figures into README.md (make bench)")
     args = ap.parse_args()
+    from bench import nginx_h3      # it imports this module: not above
 
     if args.report:
         nginx_report.write(Path(args.report), readme=(
@@ -754,6 +778,10 @@ def main():
         final = Path(args.out)
     elif args.quick:
         final = WORK / "quick"
+    elif args.only == "h3":
+        line, _ = nginx_h3.choose_line(VERSION)
+        final = REPO / "bench" / "results" / (
+            "%s-http3-nginx-%s" % (today, line or VERSION))
     elif args.only:
         final = WORK / args.only
     else:
@@ -768,7 +796,8 @@ def main():
     signal.signal(signal.SIGHUP, _on_signal)
     start = time.monotonic()
     try:
-        snapshot()
+        if args.only != "h3":
+            snapshot()
     except BenchError as e:
         log("FAILED: %s" % e)
         return 1
@@ -794,6 +823,10 @@ def main():
         elif args.only in (None, "proxy"):
             log("the reverse-proxy workload (interop/proxy_bench.py)")
             data["proxy"] = proxy_workload(args.quick)
+        if args.only in (None, "h3"):
+            data["h3"] = nginx_h3.run(
+                nginx_h3.QUICK if args.quick else nginx_h3.FULL, VERSION,
+                staging)
     except KeyboardInterrupt as e:
         stop_all()
         log("interrupted (%s); partial output in %s" % (e, staging))

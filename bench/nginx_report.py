@@ -20,6 +20,11 @@ TARGETS = {
     "rps_headers": 1.3,         # req/s, /headers, warm, h2c
     "cold": 1.0,                # req/s of cold connections, every workload
     "cold_l1": 1.5,             # L1 misses per cold request (callgrind)
+    # HTTP/3 (bench/nginx_h3.py), warm connections
+    "h3_octets_headers": 0.12,  # section + encoder-stream octets, /headers
+    "h3_hc_headers": 0.4,       # header-compression instructions, /headers
+    "h3_hc_tiny": 0.4,          # ... on /tiny
+    "h3_memory_kib": 3.0,       # worker KiB per connection over stock's
 }
 STOCK_EARLIER = {
     "headers": (22200, 39745), "tiny": (11088, 20803), "bytes": 496,
@@ -737,6 +742,135 @@ def breakdown_section(data):
     return out
 
 
+# ----------------------------------------------------------------- HTTP/3
+
+def h3_section(h3, env):
+    """The HTTP/3 phase (bench/nginx_h3.py): its targets and figures."""
+
+    def ratio(m, s):
+        return m / s if s else 0.0
+
+    def verdict(ok):
+        return "met" if ok else "**missed**"
+
+    md = ["## HTTP/3", ""]
+    if h3.get("skipped"):
+        return md + ["Not run: %s." % h3["skipped"], ""]
+    cfg = h3["config"]
+    md += ["nginx %s over QUIC (%s), driven by %s; not h2load, which has "
+           "no HTTP/3 on Debian 12. `%s`, %s. %.0f s. The module has "
+           "`hpack_http3 on`; the browser's request fields of the HTTP/2 "
+           "workloads on every request." % (
+               h3["line"], "the benched line" if h3["line"] == h3["benched"]
+               else "not the benched %s: %s" % (h3["benched"],
+                                                h3["not_benched"]),
+               h3["client"], env["command"], env["cpu"], h3["seconds"]), ""]
+    octs = {r["location"]: r for r in h3["octets"]}
+    cg = {c["location"]: c["builds"] for c in h3["callgrind"]}
+    mem = {r["build"]: r["kib"] for r in h3["memory"]}
+    rows = []
+    o = octs.get("headers")
+    if o:
+        s, m = o["stock"]["warm"]["sum"], o["module"]["warm"]["sum"]
+        r = ratio(m, s)
+        rows.append("| `/headers` warm: section + encoder-stream octets per "
+                    "response | %.1f | %.1f | %.3fx | <= %.2fx | %s |" % (
+                        s, m, r, TARGETS["h3_octets_headers"],
+                        verdict(r <= TARGETS["h3_octets_headers"])))
+    for loc in ("headers", "tiny"):
+        if loc in cg:
+            s, m = cg[loc]["stock"]["region"], cg[loc]["module"]["region"]
+            r = ratio(m, s)
+            rows.append("| `/%s` warm: header-compression instructions per "
+                        "request | %.0f | %.0f | %.3fx | <= %.1fx | %s |" % (
+                            loc, s, m, r, TARGETS["h3_hc_" + loc],
+                            verdict(r <= TARGETS["h3_hc_" + loc])))
+    if len(mem) == 2:
+        d = mem["module"] - mem["stock"]
+        rows.append("| worker memory per warm connection held open, KiB | "
+                    "%.2f | %.2f | %+.2f | <= %+.0f | %s |" % (
+                        mem["stock"], mem["module"], d, TARGETS["h3_memory_kib"],
+                        verdict(d <= TARGETS["h3_memory_kib"])))
+    md += ["### Targets", "", "| | stock | module | module / stock | target "
+           "| |", "|---|---:|---:|---:|---:|---|"] + rows + [""]
+
+    md += ["### Response octets (one connection of %d requests, one at a "
+           "time)" % cfg["octet_requests"], "",
+           "Section: the HEADERS frame's payload. Encoder stream: the "
+           "server's QPACK encoder-stream octets received since the previous "
+           "response (stock's encoder stream carries nothing). Warm: the mean "
+           "of responses 2-%d." % cfg["octet_requests"], "",
+           "| location | response | stock section | module section | module "
+           "encoder stream | module section + encoder | module / stock |",
+           "|---|---|---:|---:|---:|---:|---:|"]
+    for r in h3["octets"]:
+        for kind in ("first", "warm"):
+            s, m = r["stock"][kind], r["module"][kind]
+            md.append("| `%s` | %s | %.1f | %.1f | %.1f | %.1f | %.3fx |" % (
+                LOCATION_PATH[r["location"]], kind, s["sum"], m["section"],
+                m["encoder"], m["sum"], ratio(m["sum"], s["sum"])))
+    md.append("")
+
+    md += ["### Instructions per request (callgrind, warm connection)", "",
+           "N_lo and N_hi requests on one connection, one at a time, the "
+           "difference per request (%d - %d). Header compression: "
+           "nginx_callgrind.H3 (QPACK request parsing, the dynamic table, "
+           "the encoder- and decoder-stream parsers, Huffman, the response "
+           "encoding lines; the module's and codec's functions and what they "
+           "call); `ngx_http_v3_process_header()`, which takes each decoded "
+           "field in both builds, is out of it in both." % (
+               cfg["cg_warm"][1], cfg["cg_warm"][0]), "",
+           "| location | stock compression | module compression | ratio | "
+           "stock total | module total | ratio |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
+    for c in h3["callgrind"]:
+        s, m = c["builds"]["stock"], c["builds"]["module"]
+        md.append("| `%s` | %.0f | %.0f | %.3fx | %.0f | %.0f | %.3fx |" % (
+            LOCATION_PATH[c["location"]], s["region"], m["region"],
+            ratio(m["region"], s["region"]), s["per_request"],
+            m["per_request"], ratio(m["per_request"], s["per_request"])))
+    md.append("")
+    for c in h3["callgrind"]:
+        for b in ("stock", "module"):
+            md += ["`%s`, %s: header compression per request, by line "
+                   "owner (self) and callee (`->`, inclusive):" % (
+                       LOCATION_PATH[c["location"]], b), "", "```"]
+            md += c["builds"][b]["breakdown"][:20] + ["```", ""]
+
+    md += ["### Worker CPU per request (%d pair%s, stock then module)"
+           % (cfg["pairs"], "s" if cfg["pairs"] > 1 else ""), "",
+           "One h3client connection of %d requests, sent as fast as the "
+           "server's stream limit lets them (h3client's own CPU shares the "
+           "machine); the worker's CPU time from /proc/<pid>/schedstat. "
+           "Median of the pairs." % cfg["cpu_requests"], "",
+           "| location | stock us | module us | module / stock (pairs) |",
+           "|---|---:|---:|---:|"]
+    for r in h3["cpu"]:
+        md.append("| `%s` | %.2f | %.2f | %.3fx (%.2f-%.2f) |" % (
+            LOCATION_PATH[r["location"]], r["stock_us"], r["module_us"],
+            r["ratio"], r["ratio_min"], r["ratio_max"]))
+    md.append("")
+
+    md += ["### Worker memory per warm connection held open", "",
+           "A fresh server each time; one connection of two requests closed, "
+           "the worker's VmRSS; %d h3client processes each holding one "
+           "connection after two `/headers` requests, VmRSS again; the "
+           "difference over %d, median of %d servers." % (
+               cfg["memory_connections"], cfg["memory_connections"],
+               cfg["memory_repeats"]), "",
+           "| build | KiB per connection | runs |", "|---|---:|---|"]
+    for r in h3["memory"]:
+        md.append("| %s | %.2f | %s |" % (r["build"], r["kib"], ", ".join(
+            "%.2f" % k for k in r["runs"])))
+    md.append("")
+    if h3.get("problems"):
+        md += ["nginx error-log alerts:", ""]
+        md += ["    " + p for p in h3["problems"][:20]] + [""]
+    md += ["Files: `h3-cpu.log` (every CPU run), `callgrind/h3-*.txt` (the "
+           "callgrind summaries).", ""]
+    return md
+
+
 def write(out_dir, readme=None):
     out_dir = Path(out_dir)
     data = json.loads((out_dir / "results.json").read_text())
@@ -827,6 +961,8 @@ def write(out_dir, readme=None):
             md.append("")
             md += wire_table(w) + [""]
     md += proxy_section(data)
+    if data.get("h3"):
+        md += h3_section(data["h3"], env)
     if data["callgrind"]:
         md += ["## Where the header-compression instructions go", ""]
         if missed:
@@ -840,6 +976,11 @@ def write(out_dir, readme=None):
     if data.get("problems"):
         md += ["## nginx error-log alerts during the run", ""]
         md += ["    " + p for p in data["problems"][:20]] + [""]
+    if not any(data.get(k) for k in ("throughput", "callgrind", "weight",
+                                     "curve", "wire", "proxy")):
+        # the HTTP/3 phase alone (make bench-h3): its section says it all
+        (out_dir / "REPORT.md").write_text("\n".join(md))
+        return
     md.append(method_section(data))
     md += ["## Files", "",
            "- `h2load/<workload>.log`: every h2load run of the workload, "

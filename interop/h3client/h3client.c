@@ -36,6 +36,10 @@
  *                                     or a reset, or the connection closed
  *     wait-close                      until the peer closes the connection
  *     sleep <ms>
+ *     keep-alive <ms>                 a PING after that long without
+ *                                     traffic, so that a connection held
+ *                                     open (sleep) outlives the idle
+ *                                     timeout (30 s)
  *
  * The script runs once the handshake is done and the peer's SETTINGS have
  * come.  Output is one JSON object a line: "response" per request stream
@@ -1693,6 +1697,11 @@ h3c_command(char *line, uint64_t timeout)
     } else if (strcmp(cmd, "sleep") == 0) {
         (void) h3c_run(NULL, h3c_now()
                              + (uint64_t) atoi(arg) * NGTCP2_MILLISECONDS);
+
+    } else if (strcmp(cmd, "keep-alive") == 0) {
+        ngtcp2_conn_set_keep_alive_timeout(h3c.conn,
+                                 (ngtcp2_duration) atoi(arg)
+                                 * NGTCP2_MILLISECONDS);
 
     } else if (strcmp(cmd, "settings") != 0) {
         h3c_fail("unknown command: %s", cmd);
