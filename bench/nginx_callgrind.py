@@ -161,7 +161,8 @@ H2 = Region("HTTP/2", REGION_FUNCTIONS, partial={
 # "case sw_prefix:", to the end: the frame type and length before them are
 # the frame layer), the field-line and literal parsers, the lookups, the
 # dynamic table (every function of ngx_http_v3_table.c), the encoder- and
-# decoder-stream parsers, Huffman.  Response side: the encoding lines of
+# decoder-stream parsers, the decoder-stream instructions nginx sends
+# (ngx_http_v3_send_*), Huffman.  Response side: the encoding lines of
 # the header filter (from the hook, or stock's allocation of the section
 # buffer after the length pass, to "if (r->header_only) {") and of
 # ngx_http_v3_create_trailers(), the QPACK encoders of ngx_http_v3_encode.c
@@ -188,6 +189,10 @@ H3 = Region("HTTP/3", {
     "ngx_http_v3_parse_field_inr",
     "ngx_http_v3_parse_field_iln",
     "ngx_http_v3_parse_decoder",
+    # the decoder-stream instructions nginx sends (ngx_http_v3_uni.c)
+    "ngx_http_v3_send_ack_section",
+    "ngx_http_v3_send_cancel_stream",
+    "ngx_http_v3_send_inc_insert_count",
     "ngx_http_v3_encode_prefix_int",
     "ngx_http_v3_encode_field_section_prefix",
     "ngx_http_v3_encode_field_ri",

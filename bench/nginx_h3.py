@@ -42,6 +42,7 @@ import time
 from bench import nginx_bench as nb
 from bench import nginx_callgrind, nginx_memory
 from interop import harness, nginx_runner
+from interop.harness.h3 import frames
 
 H3CLIENT = os.environ.get("H3CLIENT") or str(nginx_runner.BUILD / "h3client")
 FALLBACK = "1.31.4"
@@ -57,9 +58,9 @@ PORTS = {kind: {b: (h2c + i + harness.PORT_SHIFT, tls + i + harness.PORT_SHIFT)
 FULL = {
     "locations": ["headers", "tiny", "static"],
     "octet_requests": 20,
-    "cg_warm": (100, 1100),
+    "cg_warm": (100, 2100),
     "cg_locations": ["headers", "tiny"],
-    "pairs": 7,
+    "pairs": 9,
     "cpu_requests": 2000,
     "cpu_locations": ["headers", "tiny"],
     "memory_connections": 200,
@@ -88,6 +89,12 @@ def install(version, variant):
 def hooked(version):
     """None when both builds of version run HTTP/3 and the patched one
     has the QPACK hooks, else why not."""
+    patch = nginx_runner.REPO / "module" / "patches" / (
+        "nginx-%s-hpack-hooks.patch" % version)
+    if "ngx_http_v3_qpack_hooks" not in (
+            patch.read_text() if patch.exists() else ""):
+        return "%s has no HTTP/3 hooks" % patch.relative_to(
+            nginx_runner.REPO)
     for variant in ("stock", "hpack"):
         binary = install(version, variant) / "sbin" / "nginx"
         if not binary.exists():
@@ -191,21 +198,10 @@ def h3client(server, script, expect, timeout=30):
     return responses
 
 
-def varint(data, pos):
-    n = 1 << (data[pos] >> 6)
-    v = data[pos] & 0x3f
-    for i in range(1, n):
-        v = (v << 8) | data[pos + i]
-    return v, pos + n
-
-
 def section_octets(response):
     """The payload octets of the response's HEADERS frame (its field
     section; the frame's type and length octets not counted)."""
-    frame = bytes.fromhex(response["sections"][0]["octets"])
-    _, pos = varint(frame, 0)
-    length, _ = varint(frame, pos)
-    return length
+    return len(frames(bytes.fromhex(response["sections"][0]["octets"]))[0][1])
 
 
 # ----------------------------------------------------------------- octets

@@ -815,9 +815,9 @@ def h3_section(h3, env):
            "N_lo and N_hi requests on one connection, one at a time, the "
            "difference per request (%d - %d). Header compression: "
            "nginx_callgrind.H3 (QPACK request parsing, the dynamic table, "
-           "the encoder- and decoder-stream parsers, Huffman, the response "
-           "encoding lines; the module's and codec's functions and what they "
-           "call); `ngx_http_v3_process_header()`, which takes each decoded "
+           "the encoder- and decoder-stream parsers and senders, Huffman, the "
+           "response encoding lines; the module's and codec's functions and "
+           "what they call); `ngx_http_v3_process_header()`, which takes each decoded "
            "field in both builds, is out of it in both." % (
                cfg["cg_warm"][1], cfg["cg_warm"][0]), "",
            "| location | stock compression | module compression | ratio | "

@@ -37,7 +37,7 @@ import time
 
 from interop import cases_status
 from interop.harness import Failure, Skip, check, info
-from interop.harness.h3 import (KINDS, LABELS, H3Server, check_logs,
+from interop.harness.h3 import (KINDS, LABELS, H3Server, check_logs, frames,
                                 security_fields, start_servers, suite)
 from interop.harness.origins import early_hints_supported, final, hints
 
@@ -113,25 +113,6 @@ def parse(out):
         if current is not None and not line.startswith(" "):
             current = None
     return streams
-
-
-def varint(data, pos):
-    n = 1 << (data[pos] >> 6)
-    v = data[pos] & 0x3f
-    for i in range(1, n):
-        v = (v << 8) | data[pos + i]
-    return v, pos + n
-
-
-def frames(data):
-    """(type, payload) of an HTTP/3 request stream's frames."""
-    pos, out = 0, []
-    while pos < len(data):
-        t, pos = varint(data, pos)
-        n, pos = varint(data, pos)
-        out.append((t, bytes(data[pos:pos + n])))
-        pos += n
-    return out
 
 
 def headers_frames(stream):

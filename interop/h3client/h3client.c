@@ -83,7 +83,7 @@
 #include <ngtcp2/ngtcp2_crypto_gnutls.h>
 
 
-#define H3C_MAX_STREAMS        1024
+#define H3C_MAX_STREAMS        4096
 #define H3C_MAX_RICS           16
 
 #define H3C_FRAME_DATA         0x00

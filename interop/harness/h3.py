@@ -1,5 +1,6 @@
 """The HTTP/3 servers of interop/conf/h3.conf, one per kind, as run_h3.py
-and run_h3_hostile.py start them, and what their /security answers."""
+and run_h3_hostile.py start them, what their /security answers, and the
+frames of a stream."""
 
 import argparse
 import signal
@@ -96,6 +97,25 @@ class H3Server(nginx_runner.Nginx):
         url = "https://127.0.0.1:%d%s" % (self.tls_port, path)
         with urllib.request.urlopen(url, timeout=10, context=ctx) as r:
             return r.headers["Content-Type"], r.read().decode()
+
+
+def varint(data, pos):
+    n = 1 << (data[pos] >> 6)
+    v = data[pos] & 0x3f
+    for i in range(1, n):
+        v = (v << 8) | data[pos + i]
+    return v, pos + n
+
+
+def frames(data):
+    """(type, payload) of an HTTP/3 request stream's frames."""
+    pos, out = 0, []
+    while pos < len(data):
+        t, pos = varint(data, pos)
+        n, pos = varint(data, pos)
+        out.append((t, bytes(data[pos:pos + n])))
+        pos += n
+    return out
 
 
 def security_fields(fields):
