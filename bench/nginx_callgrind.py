@@ -582,14 +582,14 @@ def breakdown(delta, per, limit=30):
 def part_of(name):
     """Which part of the module's build a region line or callee is (PARTS):
     the module's C glue (ngx_http_hpack_*), the codec (hpack_*, hpack::*,
-    the C++ classes), nginx's own functions (its hook points, the patch's
+    qpack_*, the C++ classes), nginx's own functions (its hook points, the patch's
     ngx_http_v2_hpack_* wrappers of stock's code, whatever the glue calls
     in nginx), or the C library."""
     base = base_name(name.split(" (", 1)[0])
     if base.startswith("ngx_http_hpack_"):
         return "glue"
     # a C++ template's name opens with its return type ("void hpack::...")
-    if re.match(r"(?:[\w:<>*&]+ )?hpack", base):
+    if re.match(r"(?:[\w:<>*&]+ )?[hq]pack", base):
         return "codec"
     if base.startswith("ngx_"):
         return "nginx"

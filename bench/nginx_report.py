@@ -831,6 +831,13 @@ def h3_section(h3, env):
             m["per_request"], ratio(m["per_request"], s["per_request"])))
     md.append("")
     for c in h3["callgrind"]:
+        md.append("The module's header compression on `%s` by part: %s." % (
+            LOCATION_PATH[c["location"]], ", ".join(
+                "%s %.0f" % (nginx_callgrind.PART_NAMES[k],
+                             c["builds"]["module"]["parts"][k])
+                for k in nginx_callgrind.PARTS)))
+        md.append("")
+    for c in h3["callgrind"]:
         for b in ("stock", "module"):
             md += ["`%s`, %s: header compression per request, by line "
                    "owner (self) and callee (`->`, inclusive):" % (
