@@ -79,13 +79,6 @@ QUICK = dict(FULL, **{
 })
 
 
-def install(version, variant):
-    """Where make nginx-<version> installs a build (module/nginx.mk)."""
-    return nginx_runner.BUILD / (
-        "nginx-" + variant if version == "1.26.3"
-        else "nginx-%s-%s" % (version, variant))
-
-
 def hooked(version):
     """None when both builds of version run HTTP/3 and the patched one
     has the QPACK hooks, else why not."""
@@ -96,14 +89,14 @@ def hooked(version):
         return "%s has no HTTP/3 hooks" % patch.relative_to(
             nginx_runner.REPO)
     for variant in ("stock", "hpack"):
-        binary = install(version, variant) / "sbin" / "nginx"
+        binary = nginx_runner.install_dir(version, variant) / "sbin" / "nginx"
         if not binary.exists():
             return "%s not built (make nginx-%s)" % (binary, version)
         out = subprocess.run([str(binary), "-V"], capture_output=True,
                              text=True).stderr
         if "--with-http_v3_module" not in out:
             return "%s built without --with-http_v3_module" % binary
-    binary = install(version, "hpack") / "sbin" / "nginx"
+    binary = nginx_runner.install_dir(version, "hpack") / "sbin" / "nginx"
     syms = subprocess.run(["nm", "-D", "--defined-only", str(binary)],
                           capture_output=True, text=True).stdout
     if "ngx_http_v3_qpack_hooks" not in syms:
@@ -124,7 +117,7 @@ def choose_line(version):
 
 
 def snapshot(line):
-    nb.snapshot({b: install(line, v) for b, v in
+    nb.snapshot({b: nginx_runner.install_dir(line, v) for b, v in
                  (("stock", "stock"), ("module", "hpack"))}, SNAPSHOT, line)
 
 
