@@ -588,7 +588,7 @@ class H3Response(harness.Response):
         self.trailers = final[1] if len(final) > 1 else None
         self.reset = reset
         try:
-            self.body = b"".join(p for t, p in run_h3.frames(stream.data)
+            self.body = b"".join(p for t, p in h3.frames(stream.data)
                                  if t == 0x00)
         except IndexError:              # a frame cut short
             self.body = None
