@@ -8,9 +8,10 @@
  * (request header blocks, the memo, the static table's facts),
  * ngx_http_hpack_response.c (response header, 103 and trailer blocks),
  * ngx_http_hpack_status.c (the counters of hpack_status, its page) and
- * ngx_http_hpack_v3.c (HTTP/3 response sections by QPACK, "hpack_http3").  What
- * they share is declared here; the functions they call across are hidden
- * from the shared object's symbol table (below), so those calls are direct.
+ * ngx_http_hpack_v3.c and ngx_http_hpack_v3_request.c (HTTP/3 by QPACK,
+ * "hpack_http3", with ngx_http_hpack_v3.h).  What they share is declared
+ * here; the functions they call across are hidden from the shared
+ * object's symbol table (below), so those calls are direct.
  */
 
 
