@@ -40,6 +40,9 @@
 #define NGX_HTTP_HPACK_V3_UNBLOCKED           16
 
 
+typedef struct ngx_http_hpack_v3_section_s  ngx_http_hpack_v3_section_t;
+
+
 /* per connection, in the QUIC connection's pool */
 
 typedef struct {
@@ -58,6 +61,9 @@ typedef struct {
     /* of ngx_http_hpack_v3_section_t, waiting for inserts */
     ngx_queue_t                        blocked;
 
+    /* the section fields were handed from last, until its stream closes */
+    ngx_http_hpack_v3_section_t       *section;
+
     /* the peer's SETTINGS, applied to the encoder once the frame ends */
     uint64_t                           peer_capacity;
     uint64_t                           peer_blocked;
@@ -73,10 +79,11 @@ typedef struct {
 /*
  * A request stream's field section, in the stream's pool: the HEADERS
  * frame's payload (in nginx's buffer when it came whole, else gathered
- * here) and the decoded fields not yet handed to nginx
+ * here) and the decoded fields not yet handed to nginx; zeroed up to
+ * fields[] when made
  */
 
-typedef struct {
+struct ngx_http_hpack_v3_section_s {
     ngx_queue_t                        queue;
     ngx_connection_t                  *connection;
     ngx_http_hpack_v3_conn_t          *hc;
@@ -89,7 +96,6 @@ typedef struct {
     /* octets of nginx's buffer consumed when the last field is handed */
     size_t                             hold;
 
-    qpack_field_t                      fields[NGX_HTTP_HPACK_V3_BATCH];
     size_t                             nfields;
     size_t                             next;
     int                                error;
@@ -103,7 +109,10 @@ typedef struct {
     unsigned                           end:1;
     unsigned                           blocked:1;
     unsigned                           cancelled:1;
-} ngx_http_hpack_v3_section_t;
+
+    /* the batch decoded last, its names and values copied to the pool */
+    qpack_field_t                      fields[NGX_HTTP_HPACK_V3_BATCH];
+};
 
 
 #if (defined __GNUC__)

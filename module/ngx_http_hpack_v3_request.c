@@ -34,7 +34,6 @@ static ngx_int_t ngx_http_hpack_v3_fields(ngx_connection_t *c,
 static ngx_int_t ngx_http_hpack_v3_field(ngx_connection_t *c,
     ngx_http_hpack_v3_section_t *s, ngx_str_t *name, ngx_str_t *value);
 static ngx_int_t ngx_http_hpack_v3_decode_error(ngx_connection_t *c, int rc);
-static void ngx_http_hpack_v3_sum_fields(ngx_http_hpack_v3_section_t *s);
 static ngx_http_hpack_v3_section_t *ngx_http_hpack_v3_section(
     ngx_connection_t *c, ngx_http_hpack_v3_conn_t *hc);
 static void ngx_http_hpack_v3_section_cleanup(void *data);
@@ -246,20 +245,58 @@ ngx_http_hpack_v3_decode_section(ngx_connection_t *c,
 }
 
 
-/* the section's next fields, or its end or error */
+/*
+ * The section's next fields, or its end or error: the batch's names and
+ * values are copied into the stream's pool at once, as nginx's own decoder
+ * copies each, so that the next batch may be decoded while nginx holds
+ * them
+ */
 
 static ngx_int_t
 ngx_http_hpack_v3_fields(ngx_connection_t *c, ngx_http_hpack_v3_section_t *s)
 {
-    int       rc;
-    uint64_t  indexed;
+    int             rc;
+    u_char         *p;
+    size_t          i, len;
+    uint64_t        indexed;
+    qpack_field_t  *f;
 
     rc = qpack_decode_fields(s->hc->decoder, s->fields,
                              NGX_HTTP_HPACK_V3_BATCH, &s->nfields);
     s->next = 0;
 
-    if (s->hc->status) {
-        ngx_http_hpack_v3_sum_fields(s);
+    if (s->nfields) {
+        len = 0;
+
+        for (i = 0; i < s->nfields; i++) {
+            len += s->fields[i].name_len + s->fields[i].value_len + 2;
+        }
+
+        p = ngx_http_hpack_pnalloc(c->pool, len);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+
+        for (i = 0; i < s->nfields; i++) {
+            f = &s->fields[i];
+
+            ngx_memcpy(p, f->name, f->name_len);
+            f->name = p;
+            p += f->name_len;
+            *p++ = '\0';
+
+            ngx_memcpy(p, f->value, f->value_len);
+            f->value = p;
+            p += f->value_len;
+            *p++ = '\0';
+
+            /* hpack_status: the section's sums, folded when it ends */
+
+            s->plain += f->name_len + f->value_len;
+            s->indexed += (f->representation == HPACK_REP_INDEXED);
+        }
+
+        s->lines += s->nfields;
     }
 
     if (rc == QPACK_SECTION_END) {
@@ -361,7 +398,6 @@ static ngx_int_t
 ngx_http_hpack_v3_field(ngx_connection_t *c, ngx_http_hpack_v3_section_t *s,
     ngx_str_t *name, ngx_str_t *value)
 {
-    u_char         *p;
     qpack_field_t  *f;
 
     f = &s->fields[s->next++];
@@ -379,24 +415,13 @@ ngx_http_hpack_v3_field(ngx_connection_t *c, ngx_http_hpack_v3_section_t *s,
         return NGX_HTTP_HPACK_V3_MESSAGE_ERROR;
     }
 
-    p = ngx_http_hpack_pnalloc(c->pool, f->name_len + f->value_len + 2);
-    if (p == NULL) {
-        return NGX_ERROR;
-    }
-
     name->len = f->name_len;
-    name->data = p;
-    p = ngx_cpymem(p, f->name, f->name_len);
-    *p++ = '\0';
-
+    name->data = (u_char *) f->name;
     value->len = f->value_len;
-    value->data = p;
-    p = ngx_cpymem(p, f->value, f->value_len);
-    *p = '\0';
+    value->data = (u_char *) f->value;
 
-    ngx_log_debug4(NGX_LOG_DEBUG_HTTP, c->log, 0,
-                   "qpack field: \"%*s: %*s\"",
-                   f->name_len, f->name, f->value_len, f->value);
+    ngx_log_debug2(NGX_LOG_DEBUG_HTTP, c->log, 0,
+                   "qpack field: \"%V: %V\"", name, value);
 
     return NGX_OK;
 }
@@ -444,28 +469,6 @@ ngx_http_hpack_v3_decode_error(ngx_connection_t *c, int rc)
     ngx_http_v3_finalize_connection(c, err, "qpack decoding failed");
 
     return err;
-}
-
-
-/*
- * hpack_status: the batch of fields the decoder has just returned, added
- * to the section's sums (folded when the section ends)
- */
-
-static void
-ngx_http_hpack_v3_sum_fields(ngx_http_hpack_v3_section_t *s)
-{
-    size_t          i;
-    qpack_field_t  *f;
-
-    for (i = 0; i < s->nfields; i++) {
-        f = &s->fields[i];
-
-        s->plain += f->name_len + f->value_len;
-        s->indexed += (f->representation == HPACK_REP_INDEXED);
-    }
-
-    s->lines += s->nfields;
 }
 
 
@@ -531,8 +534,15 @@ ngx_http_hpack_v3_section(ngx_connection_t *c, ngx_http_hpack_v3_conn_t *hc)
     ngx_pool_cleanup_t           *cln;
     ngx_http_hpack_v3_section_t  *s;
 
+    s = hc->section;
+
+    if (s && s->connection == c) {
+        return s;
+    }
+
     for (cln = c->pool->cleanup; cln; cln = cln->next) {
         if (cln->handler == ngx_http_hpack_v3_section_cleanup) {
+            hc->section = cln->data;
             return cln->data;
         }
     }
@@ -544,12 +554,14 @@ ngx_http_hpack_v3_section(ngx_connection_t *c, ngx_http_hpack_v3_conn_t *hc)
     }
 
     s = cln->data;
-    ngx_memzero(s, sizeof(ngx_http_hpack_v3_section_t));
+    ngx_memzero(s, offsetof(ngx_http_hpack_v3_section_t, fields));
 
     s->connection = c;
     s->hc = hc;
 
     cln->handler = ngx_http_hpack_v3_section_cleanup;
+
+    hc->section = s;
 
     return s;
 }
@@ -568,6 +580,10 @@ ngx_http_hpack_v3_section_cleanup(void *data)
 
     ngx_connection_t       *c;
     ngx_quic_connection_t  *qc;
+
+    if (s->hc->section == s) {
+        s->hc->section = NULL;
+    }
 
     if (s->blocked) {
         ngx_queue_remove(&s->queue);
