@@ -29,7 +29,9 @@ over UDP): stock 19086 and 19449, module 19087 and 19450; under callgrind
    lets them; the worker's CPU time around each run (/proc schedstat);
 4. memory: a fresh server, one connection of two requests closed, the
    worker's VmRSS; then C connections held open (one h3client process
-   each, two requests then a sleep) and VmRSS again: the difference over C.
+   each, two requests then a sleep) and VmRSS again: the difference over C;
+   stock, the module, and the module with hpack_http3_table_size 0 (no
+   encoder table, no encoder stream).
 """
 
 import json
@@ -125,8 +127,10 @@ class H3Server(nb.Server):
     """One build with a quic listener: kind "load", "callgrind" (under
     valgrind, callgrind_out its profile) or "memory"."""
 
-    def __init__(self, build, line, kind="load", callgrind_out=None):
+    def __init__(self, build, line, kind="load", callgrind_out=None,
+                 table=None):
         super().__init__(build, callgrind_out=callgrind_out)
+        self.table = table
         self.h2c_port, self.tls_port = PORTS[kind][build]
         self.binary = SNAPSHOT / build / "nginx"
         self.module = SNAPSHOT / build / nginx_runner.MODULE_SO
@@ -146,6 +150,9 @@ class H3Server(nb.Server):
             subst["QUIC"] += "\n        keepalive_timeout  600s;"
         if self.build == "module":
             subst["HPACK"] += "\n    hpack_http3  on;"
+            if self.table is not None:
+                subst["HPACK"] += "\n    hpack_http3_table_size  %d;" % (
+                    self.table)
 
 
 # --------------------------------------------------------------- h3client
@@ -346,14 +353,20 @@ def release(procs):
         p.stdout.close()
 
 
+# the builds measured for memory: (build, hpack_http3_table_size or None
+# for its default); the module at 0 has no encoder table and opens no
+# encoder stream, which sets the part of the difference they make apart
+MEMORY_BUILDS = [("stock", None), ("module", None), ("module", 0)]
+
+
 def memory(cfg, line):
     count = cfg["memory_connections"]
     nginx_memory.raise_fd_limit(2 * count)
     rows = []
-    for b in nb.BUILDS:
+    for b, table in MEMORY_BUILDS:
         runs = []
         for _ in range(cfg["memory_repeats"]):
-            server = H3Server(b, line, "memory")
+            server = H3Server(b, line, "memory", table=table)
             server.start()
             try:
                 h3client(server, sequential("headers", 2), 2)
@@ -374,10 +387,12 @@ def memory(cfg, line):
             if problems:
                 raise nb.BenchError("%s: %s" % (server.label, problems[0]))
             runs.append((after - before) / count)
-        rows.append({"build": b, "kib": statistics.median(runs),
-                     "runs": runs, "connections": count})
-        nb.log("h3 memory %-6s %.2f KiB per warm connection (%s)" % (
-            b, rows[-1]["kib"], ", ".join("%.2f" % r for r in runs)))
+        rows.append({"build": b, "table": table,
+                     "kib": statistics.median(runs), "runs": runs,
+                     "connections": count})
+        nb.log("h3 memory %-6s%s %.2f KiB per warm connection (%s)" % (
+            b, "" if table is None else " (table %d)" % table,
+            rows[-1]["kib"], ", ".join("%.2f" % r for r in runs)))
     return rows
 
 

@@ -767,7 +767,8 @@ def h3_section(h3, env):
                h3["client"], env["command"], env["cpu"], h3["seconds"]), ""]
     octs = {r["location"]: r for r in h3["octets"]}
     cg = {c["location"]: c["builds"] for c in h3["callgrind"]}
-    mem = {r["build"]: r["kib"] for r in h3["memory"]}
+    mem = {r["build"]: r["kib"] for r in h3["memory"]
+           if r.get("table") is None}
     rows = []
     o = octs.get("headers")
     if o:
@@ -862,13 +863,24 @@ def h3_section(h3, env):
            "A fresh server each time; one connection of two requests closed, "
            "the worker's VmRSS; %d h3client processes each holding one "
            "connection after two `/headers` requests, VmRSS again; the "
-           "difference over %d, median of %d servers." % (
+           "difference over %d, median of %d servers. The module at "
+           "`hpack_http3_table_size 0` has no encoder table and opens no "
+           "encoder stream: the difference between the module's two rows "
+           "is what the table and its stream cost, of which nginx's part "
+           "is the stream (`ngx_quic_open_stream()` gives each stream a "
+           "pool of `NGX_DEFAULT_POOL_SIZE`, and its data a QUIC buffer "
+           "the connection keeps)." % (
                cfg["memory_connections"], cfg["memory_connections"],
                cfg["memory_repeats"]), "",
-           "| build | KiB per connection | runs |", "|---|---:|---|"]
+           "| build | KiB per connection | - stock | runs |",
+           "|---|---:|---:|---|"]
+    stock = mem.get("stock")
     for r in h3["memory"]:
-        md.append("| %s | %.2f | %s |" % (r["build"], r["kib"], ", ".join(
-            "%.2f" % k for k in r["runs"])))
+        md.append("| %s%s | %.2f | %s | %s |" % (
+            r["build"], "" if r.get("table") is None else
+            ", `hpack_http3_table_size %d`" % r["table"], r["kib"],
+            "%+.2f" % (r["kib"] - stock) if stock is not None else "",
+            ", ".join("%.2f" % k for k in r["runs"])))
     md.append("")
     if h3.get("problems"):
         md += ["nginx error-log alerts:", ""]
