@@ -88,7 +88,11 @@ ngx_http_hpack_copy_field: goaway"), the count line of each sweep
 200 252, ..., crashes 0, sanitizer reports or leaks 0, failures 0, 95 s")
 and "N passed, N failed" over all; exits 1 on any failure.  Listens on
 127.0.0.1:18250, 18251 and 18252 (+ INTEROP_PORT_SHIFT); the origin on a
-port the kernel picks.
+port the kernel picks.  Without a sweep's option the line's sweeps run
+at once, two at a time (concurrently()), each in a process of its own
+with its ports 10 further on than the one before it (18260..18262, then
+18270..18272) and its own directory (work()); each one's output is
+printed whole as it ends.
 """
 
 import contextlib
@@ -333,7 +337,7 @@ class Server(nginx_runner.Nginx):
 
     def __init__(self, version, mode):
         self.install = install(version)
-        super().__init__(self.install / "sbin" / "nginx", work(version),
+        super().__init__(self.install / "sbin" / "nginx", work(version, mode),
                          "alloc-failure", h2c_port=PORT,
                          tls_port=H3_PORT if mode == "h3" else None,
                          version=version)
@@ -362,11 +366,13 @@ class Server(nginx_runner.Nginx):
             many.write_bytes(b"many\n")
 
 
-def work(version):
+def work(version, mode):
+    """The sweep's directory: the server's prefix and the sanitizers'
+    reports, one per line and sweep, so that the sweeps may run at once."""
     name = "alloc-failure"
     if version != DEFAULT_VERSION:
         name += "-" + version
-    return nginx_runner.BUILD / "interop" / name
+    return nginx_runner.BUILD / "interop" / name / mode
 
 
 def check_early(resp, req, answered):
@@ -866,6 +872,57 @@ def option(args, name):
     return None
 
 
+# sweeps run at once when more than one is asked for: CI's two cores (a
+# sweep is mostly waiting for its server's start and stop)
+JOBS = 2
+# ports apart per concurrent sweep (each uses PORT .. PORT + 2)
+SWEEP_PORTS = 10
+
+
+def concurrently(argv, modes):
+    """Each mode's sweep in a process of its own, JOBS at a time, with its
+    own ports; their output in the order of modes as each ends, then the
+    total.  Returns the exit status."""
+    import subprocess
+    pending = list(enumerate(modes))
+    running, done = [], {}
+    rest = [a for a in argv[1:] if a not in ("--plain", "--status", "--h3")]
+    while pending or running:
+        while pending and len(running) < JOBS:
+            i, mode = pending.pop(0)
+            env = dict(os.environ, INTEROP_PORT_SHIFT=str(
+                harness.PORT_SHIFT + SWEEP_PORTS * i))
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "interop.alloc_failure_sweep",
+                 "--" + mode] + rest, env=env, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, text=True)
+            print("alloc-failure: the %s sweep started (ports %d..%d)"
+                  % (MODES[mode], PORT + SWEEP_PORTS * i,
+                     PORT + SWEEP_PORTS * i + 2), flush=True)
+            running.append((i, mode, proc))
+        time.sleep(0.2)
+        for entry in list(running):
+            i, mode, proc = entry
+            if proc.poll() is None:
+                continue
+            running.remove(entry)
+            out = proc.stdout.read()
+            proc.stdout.close()
+            sys.stdout.write(out)
+            sys.stdout.flush()
+            m = re.findall(r"^(\d+) passed, (\d+) failed", out, re.M)
+            done[mode] = ((int(m[-1][0]), int(m[-1][1])) if m
+                          else (0, 1))
+            if not m or proc.returncode and not done[mode][1]:
+                print("alloc-failure: the %s sweep exited with %d and no "
+                      "count" % (MODES[mode], proc.returncode), flush=True)
+                done[mode] = (done[mode][0], max(done[mode][1], 1))
+    passed = sum(p for p, _ in done.values())
+    failed = sum(f for _, f in done.values())
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
 def main(argv):
     args = argv[1:]
     modes = [m[2:] for m in args if m in ("--plain", "--status", "--h3")]
@@ -884,21 +941,23 @@ def main(argv):
               % (binary, "" if version == DEFAULT_VERSION
                  else " NGINX_VERSION=" + version), file=sys.stderr)
         return 1
-    reports = work(version) / "sanitizer"
-    reports.mkdir(parents=True, exist_ok=True)
-    os.environ["ASAN_OPTIONS"] = ("log_path=%s/san:halt_on_error=1:"
-                                  "detect_leaks=1:exitcode=0" % reports)
-    os.environ["UBSAN_OPTIONS"] = ("halt_on_error=1:print_stacktrace=1:"
-                                   "suppressions=%s" % (nginx_runner.REPO /
-                                                        "interop" /
-                                                        "ubsan.supp"))
-    passed, failed = 0, 0
     if not modes:
         modes = ["plain", "status"]
         # its workload has a 103: the lines with both (1.30.4, 1.31.4)
         if version in h3.LINES and early_hints_supported(version):
             modes.append("h3")
+    if len(modes) > 1:
+        return concurrently(argv, modes)
+    os.environ["UBSAN_OPTIONS"] = ("halt_on_error=1:print_stacktrace=1:"
+                                   "suppressions=%s" % (nginx_runner.REPO /
+                                                        "interop" /
+                                                        "ubsan.supp"))
+    passed, failed = 0, 0
     for mode in modes:
+        reports = work(version, mode) / "sanitizer"
+        reports.mkdir(parents=True, exist_ok=True)
+        os.environ["ASAN_OPTIONS"] = ("log_path=%s/san:halt_on_error=1:"
+                                      "detect_leaks=1:exitcode=0" % reports)
         p, f = sweep(version, mode, at, reports)
         passed += p
         failed += f
