@@ -55,17 +55,25 @@ $(H3CLIENT): interop/h3client/h3client.c
 # interop/run_h3_hostile.py: h3client's hostile QPACK and the differential
 # against "hpack_http3 on" and stock.  Every line with HTTP/3 in turn
 # (1.26.3, 1.28.3, 1.30.4, 1.31.4; the builds of nginx-lines, brought up
-# to date), or the line NGINX_VERSION names; fails if any run does
+# to date), or the line NGINX_VERSION names; fails if any run does, and
+# ends with the count line of them all (for the stage of make test)
 H3_LINES := $(or $(NGINX_VERSION),$(filter-out 1.22.%,$(NGINX_LINES)))
 ## HTTP/3 on every line with it: gtlsclient's fields exact, stock's octets when off, hostile QPACK, the differential
 interop-h3: $(H3CLIENT)
 	@for v in $(H3_LINES); do $(call nginx_if_present,$$v) || exit 1; done
-	@rc=0; for v in $(H3_LINES); do \
+	@rc=0; log=$(BUILD)/interop/h3-runs.log; mkdir -p $(BUILD)/interop; \
+	: > $$log; for v in $(H3_LINES); do \
 	    BUILD=$(BUILD) $(PYTHON) -m interop.run_h3 --version $$v \
-	        $(INTEROP_ARGS) || rc=1; \
+	        $(INTEROP_ARGS) 2>&1 | tee -a $$log; \
+	    [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	    BUILD=$(BUILD) H3CLIENT=$(H3CLIENT) $(PYTHON) \
-	        -m interop.run_h3_hostile --version $$v $(INTEROP_ARGS) || rc=1; \
-	done; exit $$rc
+	        -m interop.run_h3_hostile --version $$v $(INTEROP_ARGS) 2>&1 \
+	        | tee -a $$log; \
+	    [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
+	done; \
+	awk '/^[0-9]+ passed, [0-9]+ failed/ { p += $$1; f += $$3; s += $$5 } \
+	    END { printf "%d passed, %d failed, %d skipped\n", p, f, s }' $$log; \
+	exit $$rc
 
 # Every case of the line but the memory one (on 1.30.4 and 1.31.4 with the
 # HTTP/3 cases of run_h3.py); fails on any sanitizer report and on any
