@@ -40,9 +40,6 @@
 #define NGX_HTTP_HPACK_V3_UNBLOCKED           16
 
 
-typedef struct ngx_http_hpack_v3_section_s  ngx_http_hpack_v3_section_t;
-
-
 /* per connection, in the QUIC connection's pool */
 
 typedef struct {
@@ -60,9 +57,6 @@ typedef struct {
 
     /* of ngx_http_hpack_v3_section_t, waiting for inserts */
     ngx_queue_t                        blocked;
-
-    /* the section fields were handed from last, until its stream closes */
-    ngx_http_hpack_v3_section_t       *section;
 
     /* the peer's SETTINGS, applied to the encoder once the frame ends */
     uint64_t                           peer_capacity;
@@ -83,7 +77,7 @@ typedef struct {
  * fields[] when made
  */
 
-struct ngx_http_hpack_v3_section_s {
+typedef struct {
     ngx_queue_t                        queue;
     ngx_connection_t                  *connection;
     ngx_http_hpack_v3_conn_t          *hc;
@@ -112,7 +106,7 @@ struct ngx_http_hpack_v3_section_s {
 
     /* the batch decoded last, its names and values copied to the pool */
     qpack_field_t                      fields[NGX_HTTP_HPACK_V3_BATCH];
-};
+} ngx_http_hpack_v3_section_t;
 
 
 #if (defined __GNUC__)

@@ -534,15 +534,8 @@ ngx_http_hpack_v3_section(ngx_connection_t *c, ngx_http_hpack_v3_conn_t *hc)
     ngx_pool_cleanup_t           *cln;
     ngx_http_hpack_v3_section_t  *s;
 
-    s = hc->section;
-
-    if (s && s->connection == c) {
-        return s;
-    }
-
     for (cln = c->pool->cleanup; cln; cln = cln->next) {
         if (cln->handler == ngx_http_hpack_v3_section_cleanup) {
-            hc->section = cln->data;
             return cln->data;
         }
     }
@@ -561,8 +554,6 @@ ngx_http_hpack_v3_section(ngx_connection_t *c, ngx_http_hpack_v3_conn_t *hc)
 
     cln->handler = ngx_http_hpack_v3_section_cleanup;
 
-    hc->section = s;
-
     return s;
 }
 
@@ -580,10 +571,6 @@ ngx_http_hpack_v3_section_cleanup(void *data)
 
     ngx_connection_t       *c;
     ngx_quic_connection_t  *qc;
-
-    if (s->hc->section == s) {
-        s->hc->section = NULL;
-    }
 
     if (s->blocked) {
         ngx_queue_remove(&s->queue);
