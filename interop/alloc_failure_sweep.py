@@ -101,6 +101,7 @@ import json
 import os
 import re
 import socket
+import subprocess
 import sys
 import time
 import urllib.request
@@ -883,7 +884,6 @@ def concurrently(argv, modes):
     """Each mode's sweep in a process of its own, JOBS at a time, with its
     own ports; their output in the order of modes as each ends, then the
     total.  Returns the exit status."""
-    import subprocess
     pending = list(enumerate(modes))
     running, done = [], {}
     rest = [a for a in argv[1:] if a not in ("--plain", "--status", "--h3")]
@@ -899,10 +899,10 @@ def concurrently(argv, modes):
             print("alloc-failure: the %s sweep started (ports %d..%d)"
                   % (MODES[mode], PORT + SWEEP_PORTS * i,
                      PORT + SWEEP_PORTS * i + 2), flush=True)
-            running.append((i, mode, proc))
+            running.append((mode, proc))
         time.sleep(0.2)
         for entry in list(running):
-            i, mode, proc = entry
+            mode, proc = entry
             if proc.poll() is None:
                 continue
             running.remove(entry)
@@ -911,12 +911,14 @@ def concurrently(argv, modes):
             sys.stdout.write(out)
             sys.stdout.flush()
             m = re.findall(r"^(\d+) passed, (\d+) failed", out, re.M)
-            done[mode] = ((int(m[-1][0]), int(m[-1][1])) if m
-                          else (0, 1))
-            if not m or proc.returncode and not done[mode][1]:
-                print("alloc-failure: the %s sweep exited with %d and no "
-                      "count" % (MODES[mode], proc.returncode), flush=True)
-                done[mode] = (done[mode][0], max(done[mode][1], 1))
+            passed, failed = (int(m[-1][0]), int(m[-1][1])) if m else (0, 0)
+            if not m or proc.returncode and not failed:
+                # no count, or an exit status its count does not explain
+                print("alloc-failure: the %s sweep exited with %d%s"
+                      % (MODES[mode], proc.returncode,
+                         "" if m else " and no count"), flush=True)
+                failed = max(failed, 1)
+            done[mode] = (passed, failed)
     passed = sum(p for p, _ in done.values())
     failed = sum(f for _, f in done.values())
     print("%d passed, %d failed" % (passed, failed))
