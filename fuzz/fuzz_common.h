@@ -132,6 +132,23 @@ inline Integer read_integer(const uint8_t* p, size_t n, int prefix) {
     }
 }
 
+// Appends v as a prefixed integer (RFC 7541 5.1, RFC 9204 4.1.1) in its
+// shortest form, `high` above its prefix bits.
+inline void put_integer(std::vector<uint8_t>* out, uint8_t high, int prefix, uint64_t v) {
+    const uint64_t max = (1u << prefix) - 1;
+    if (v < max) {
+        out->push_back(static_cast<uint8_t>(high | v));
+        return;
+    }
+    out->push_back(static_cast<uint8_t>(high | max));
+    v -= max;
+    while (v >= 0x80) {
+        out->push_back(static_cast<uint8_t>(0x80 | (v & 0x7f)));
+        v >>= 7;
+    }
+    out->push_back(static_cast<uint8_t>(v));
+}
+
 // A table size from two control octets: 0..32767 exactly, or steps of 32
 // up to just under HPACK_MAX_TABLE_SIZE.
 inline size_t table_size_of(uint16_t v) {

@@ -57,21 +57,6 @@ struct Field {
 
 // ------------------------------------------------------------ scanning
 
-void put_integer(std::vector<uint8_t>* out, uint8_t high, int prefix, uint32_t v) {
-    const uint32_t max = (1u << prefix) - 1;
-    if (v < max) {
-        out->push_back(static_cast<uint8_t>(high | v));
-        return;
-    }
-    out->push_back(static_cast<uint8_t>(high | max));
-    v -= max;
-    while (v >= 0x80) {
-        out->push_back(static_cast<uint8_t>(0x80 | (v & 0x7f)));
-        v >>= 7;
-    }
-    out->push_back(static_cast<uint8_t>(v));
-}
-
 // The block walked representation by representation (RFC 7541 6) without
 // a table: where the first overlong integer is, and the block with every
 // overlong integer in its shortest form.  The walk stops at the first

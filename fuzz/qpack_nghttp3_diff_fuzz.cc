@@ -163,21 +163,6 @@ Int walk_int(const uint8_t* p, size_t n, int prefix) {
     return {-1, 0, 11, false};
 }
 
-void put_int(std::vector<uint8_t>* out, uint8_t high, int prefix, uint64_t v) {
-    const uint64_t max = (1u << prefix) - 1;
-    if (v < max) {
-        out->push_back(static_cast<uint8_t>(high | v));
-        return;
-    }
-    out->push_back(static_cast<uint8_t>(high | max));
-    v -= max;
-    while (v >= 0x80) {
-        out->push_back(static_cast<uint8_t>(0x80 | (v & 0x7f)));
-        v >>= 7;
-    }
-    out->push_back(static_cast<uint8_t>(v));
-}
-
 // Walks the elements of one instruction or field line at p: integers and
 // strings, copied canonically as far as they are complete.
 struct Walk {
@@ -201,7 +186,7 @@ struct Walk {
             return -1;
         }
         overlong |= r.overlong;
-        put_int(&canon, static_cast<uint8_t>(p[at] & ~((1u << prefix) - 1)), prefix, r.v);
+        put_integer(&canon, static_cast<uint8_t>(p[at] & ~((1u << prefix) - 1)), prefix, r.v);
         at += r.len;
         *v = r.v;
         return 1;
