@@ -794,6 +794,24 @@ int cmd_encode_json(const Options &o)
 
 /* ------------------------------------------------------ QPACK decode */
 
+/* The whole of the file *label names, or of standard input for "-" (then
+ * *label becomes "<stdin>", for messages); false after saying why not. */
+bool read_input(std::string *label, std::string *out)
+{
+    if (*label == "-") {
+        out->assign(std::istreambuf_iterator<char>(std::cin),
+                    std::istreambuf_iterator<char>());
+        *label = "<stdin>";
+        return true;
+    }
+    std::string err;
+    if (!story::read_file(*label, out, &err)) {
+        std::cerr << "hpack: " << err << ": " << std::strerror(errno) << "\n";
+        return false;
+    }
+    return true;
+}
+
 /* hpack qpack-decode [--table-capacity N] [--blocked-streams N] FILE */
 int cmd_qpack_decode(int argc, char **argv)
 {
@@ -812,17 +830,8 @@ int cmd_qpack_decode(int argc, char **argv)
         return usage_error(cmd + " takes exactly one FILE");
     }
     std::string octets, label = files[0];
-    if (label == "-") {
-        octets.assign(std::istreambuf_iterator<char>(std::cin),
-                      std::istreambuf_iterator<char>());
-        label = "<stdin>";
-    } else {
-        std::string err;
-        if (!story::read_file(label, &octets, &err)) {
-            std::cerr << "hpack: " << err << ": " << std::strerror(errno)
-                      << "\n";
-            return 1;
-        }
+    if (!read_input(&label, &octets)) {
+        return 1;
     }
     return hpack_tools::qif::run_decode(label, octets, capacity, blocked,
                                         std::cout, std::cerr);
@@ -856,17 +865,8 @@ int cmd_qpack_encode(int argc, char **argv)
         s.max_capacity = s.capacity;
     }
     std::string text, label = files[0];
-    if (label == "-") {
-        text.assign(std::istreambuf_iterator<char>(std::cin),
-                    std::istreambuf_iterator<char>());
-        label = "<stdin>";
-    } else {
-        std::string err;
-        if (!story::read_file(label, &text, &err)) {
-            std::cerr << "hpack: " << err << ": " << std::strerror(errno)
-                      << "\n";
-            return 1;
-        }
+    if (!read_input(&label, &text)) {
+        return 1;
     }
     std::vector<uint8_t> octets;
     rc = hpack_tools::qif::run_encode(label, text, s, &octets, std::cerr);
