@@ -575,6 +575,8 @@ struct Conn {
     // known: the Required Insert Count of the stream's section when it
     // blocked, for a stream qpack_decoder_unblocked() named (0: none).
     void begin(uint64_t id, const std::vector<uint8_t>& bytes, bool one_batch, uint64_t known = 0) {
+        // another stream's section left unfinished is cancelled
+        if (in_section && ric != 0 && stream != id) owed.push_back({false, stream, 0});
         in_section = false;
         section.reset(new Exact(bytes.data(), bytes.size()));
         for (const Blocked& b : blocked)

@@ -787,6 +787,45 @@ TEST(QpackDecoderStream, StreamIdsOfAnySize) {
     EXPECT_EQ(q.drain(), "ff" "80ffffffffffffff3f" "7f89" "01");
 }
 
+// No QUIC stream has an id of 2^62 or more: the calls that name one refuse
+// it and change nothing (the decoder goes on).
+TEST(QpackDecoderStream, StreamIdsPast62BitsAreRefused) {
+    Qpack q;
+    ASSERT_EQ(q.encoder("3fbd01" "4161" "0162"), QPACK_OK);
+    EXPECT_EQ(q.drain(), "01");
+    const std::vector<uint8_t> s = unhex("020080");
+    EXPECT_EQ(qpack_decode_begin(q.dec, hpack::kInteger62Max + 1, s.data(), s.size()),
+              HPACK_E_ARGUMENT);
+    EXPECT_EQ(qpack_decoder_cancel_stream(q.dec, UINT64_MAX), HPACK_E_ARGUMENT);
+    EXPECT_EQ(q.drain(), "");
+    ASSERT_EQ(q.section(4, "020080"), QPACK_OK);
+    EXPECT_EQ(q.drain(), "84");
+}
+
+// A section left unfinished when another stream's begins is abandoned with
+// its references: a Stream Cancellation for its stream, before the other
+// section's acknowledgment (RFC 9204 2.2.2.2).  One begun again on its own
+// stream is acknowledged once, when it ends.
+TEST(QpackDecoderStream, ASectionLeftForAnotherIsCancelled) {
+    Qpack q;
+    ASSERT_EQ(q.encoder("3fbd01" "4161" "0162" "4163" "0164"), QPACK_OK);
+    EXPECT_EQ(q.drain(), "02");
+    const std::vector<uint8_t> two = unhex("03008180");   // both entries
+    qpack_field_t f[2];
+    size_t n = 0;
+    ASSERT_EQ(qpack_decode_begin(q.dec, 8, two.data(), two.size()), QPACK_OK);
+    ASSERT_EQ(qpack_decode_fields(q.dec, f, 1, &n), QPACK_OK);
+    ASSERT_EQ(qpack_decode_begin(q.dec, 8, two.data(), two.size()), QPACK_OK);
+    ASSERT_EQ(qpack_decode_fields(q.dec, f, 2, &n), QPACK_OK);
+    ASSERT_EQ(n, 2u);
+    ASSERT_EQ(qpack_decode_fields(q.dec, f, 2, &n), QPACK_SECTION_END);
+    EXPECT_EQ(q.drain(), "88");
+    ASSERT_EQ(qpack_decode_begin(q.dec, 12, two.data(), two.size()), QPACK_OK);
+    ASSERT_EQ(qpack_decode_fields(q.dec, f, 1, &n), QPACK_OK);
+    ASSERT_EQ(q.section(4, "020080"), QPACK_OK);
+    EXPECT_EQ(q.drain(), "4c" "84");
+}
+
 // The drain copies what fits; the increment goes out whole, after what was
 // queued before it.
 TEST(QpackDecoderStream, DrainsInPiecesOfAnySize) {

@@ -795,6 +795,10 @@ TEST(QpackEncoderWire, RefusesBadArgumentsAndShortBuffers) {
     EXPECT_EQ(qpack_encode(enc.get(), 0, ok.data(), 1, out, QPACK_SECTION_BOUND, &ol, nullptr,
                            0, &sl),
               HPACK_E_BUFFER);
+    // no QUIC stream id is 2^62 or more: its acknowledgment could not name it
+    EXPECT_EQ(qpack_encode(enc.get(), uint64_t{1} << 62, ok.data(), 1, out, sizeof out, &ol,
+                           nullptr, 0, &sl),
+              HPACK_E_ARGUMENT);
     EXPECT_EQ(qpack_encoder_set_peer_settings(enc.get(), 4096, 0), QPACK_OK);
     EXPECT_EQ(qpack_encoder_set_peer_settings(enc.get(), 4096, 0), HPACK_E_STATE);
 }

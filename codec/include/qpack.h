@@ -185,8 +185,10 @@ int qpack_decoder_read_encoder(qpack_decoder_t *dec, const uint8_t *data,
 
 /* Starts decoding stream_id's field section section[0..len), the whole
  * payload of a HEADERS frame, which stays valid and unchanged until the
- * section ends (the fields may point into it).  Ends a section in progress
- * without acknowledging it.
+ * section ends (the fields may point into it).  A section in progress
+ * ends: another stream's with a Stream Cancellation queued for it (its
+ * references are abandoned, RFC 9204 2.2.2.2), this stream's to start
+ * again.  stream_id is a QUIC stream id, below 2^62.
  *
  * Returns
  *   QPACK_OK        call qpack_decode_fields() for the fields.
@@ -199,7 +201,9 @@ int qpack_decoder_read_encoder(qpack_decoder_t *dec, const uint8_t *data,
  *                   again with all of them when the stream is named.
  *   < 0             an error: QPACK_E_BLOCKED_STREAMS when one more
  *                   stream would be blocked than allowed, a prefix error,
- *                   HPACK_E_STATE on a failed decoder. */
+ *                   HPACK_E_NOMEM, HPACK_E_STATE on a failed decoder;
+ *                   HPACK_E_ARGUMENT for a stream_id of 2^62 or more,
+ *                   which changes nothing. */
 int qpack_decode_begin(qpack_decoder_t *dec, uint64_t stream_id,
     const uint8_t *section, size_t len);
 
@@ -230,7 +234,8 @@ int qpack_decode_fields(qpack_decoder_t *dec, qpack_field_t *fields,
  * were decoded (RFC 9204 2.2.2.2): queues a Stream Cancellation (none when
  * our maximum capacity is 0, which RFC 9204 permits), forgets the stream
  * if it was blocked, and ends its section if one is in progress.
- * QPACK_OK, HPACK_E_NOMEM or HPACK_E_STATE. */
+ * QPACK_OK, HPACK_E_NOMEM, HPACK_E_STATE, or HPACK_E_ARGUMENT for a
+ * stream_id of 2^62 or more (no QUIC stream), which changes nothing. */
 int qpack_decoder_cancel_stream(qpack_decoder_t *dec, uint64_t stream_id);
 
 /* Writes up to max ids of blocked streams whose sections can be decoded
@@ -326,7 +331,8 @@ int qpack_encoder_set_peer_settings(qpack_encoder_t *enc,
  * stream.  hpack_header_t's flags apply: HPACK_FIELD_NEVER_INDEX fields
  * are literals with the 'N' bit, HPACK_FIELD_NO_INDEX fields are not
  * inserted.  QPACK_OK, HPACK_E_BUFFER, HPACK_E_ARGUMENT (an empty or too
- * long name or value), HPACK_E_NOMEM (the encoder is unchanged). */
+ * long name or value, a stream_id of 2^62 or more), HPACK_E_NOMEM (the
+ * encoder is unchanged). */
 int qpack_encode(qpack_encoder_t *enc, uint64_t stream_id,
     const hpack_header_t *headers, size_t n, uint8_t *out, size_t out_cap,
     size_t *out_len, uint8_t *stream_out, size_t stream_cap,

@@ -587,7 +587,14 @@ HPACK_API int qpack_decoder_read_encoder(qpack_decoder_t* dec, const uint8_t* da
 HPACK_API int qpack_decode_begin(qpack_decoder_t* dec, uint64_t stream_id,
                                  const uint8_t* section, size_t len) {
     if (dec->error) return HPACK_E_STATE;
-    dec->in_section = false;
+    if (stream_id > kInteger62Max) return HPACK_E_ARGUMENT;
+    if (dec->in_section) {
+        // Another stream's section left unfinished is abandoned with its
+        // references (RFC 9204 2.2.2.2); one of this stream's starts again.
+        dec->in_section = false;
+        if (dec->ric != 0 && dec->stream_id != stream_id && !dec->emit(0x40, 6, dec->stream_id))
+            return dec->fail(HPACK_E_NOMEM);
+    }
     const size_t at = dec->find_blocked(stream_id);
     const uint64_t listed = at != SIZE_MAX ? dec->blocked_at(at)->ric : 0;
     size_t used = 0;
@@ -671,6 +678,7 @@ HPACK_API int qpack_decode_fields(qpack_decoder_t* dec, qpack_field_t* fields,
 
 HPACK_API int qpack_decoder_cancel_stream(qpack_decoder_t* dec, uint64_t stream_id) {
     if (dec->error) return HPACK_E_STATE;
+    if (stream_id > kInteger62Max) return HPACK_E_ARGUMENT;
     if (dec->in_section && dec->stream_id == stream_id) dec->in_section = false;
     const size_t at = dec->find_blocked(stream_id);
     if (at != SIZE_MAX) dec->unblock(at);

@@ -711,6 +711,7 @@ HPACK_API int qpack_encode(qpack_encoder_t* enc, uint64_t stream_id,
     *out_len = 0;
     *stream_len = 0;
     if (enc->error) return HPACK_E_STATE;
+    if (stream_id > kInteger62Max) return HPACK_E_ARGUMENT;
     size_t bound = QPACK_SECTION_BOUND;
     for (size_t i = 0; i < n; ++i) {
         const hpack_header_t& h = headers[i];
