@@ -863,6 +863,32 @@ TEST(QpackEncoderDecoderStream, CancellationReleasesTheStream) {
     EXPECT_EQ(qpack_encoder_blocked_streams(enc.get()), 0u);
 }
 
+// A section withdrawn (its stream was reset before it went out) is no
+// longer waited for: its stream stops blocking, and an acknowledgment for
+// it would be one for nothing.  Only the last section encoded goes, and
+// only until the decoder stream is read.
+TEST(QpackEncoderDecoderStream, AWithdrawnSectionIsNotWaitedFor) {
+    EncoderPtr enc = make_encoder();
+    ASSERT_EQ(qpack_encoder_set_peer_settings(enc.get(), 4096, 100), QPACK_OK);
+    encode(enc.get(), 4, {{"custom-key", "custom-value"}});
+    encode(enc.get(), 8, {{"custom-key", "custom-value"}, {"x-trailer", "1"}});
+    EXPECT_EQ(qpack_encoder_blocked_streams(enc.get()), 2u);
+    ASSERT_EQ(qpack_encoder_withdraw(enc.get()), QPACK_OK);
+    EXPECT_EQ(qpack_encoder_outstanding_sections(enc.get()), 1u);
+    EXPECT_EQ(qpack_encoder_blocked_streams(enc.get()), 1u);
+    ASSERT_EQ(qpack_encoder_withdraw(enc.get()), QPACK_OK);   // nothing more
+    EXPECT_EQ(qpack_encoder_outstanding_sections(enc.get()), 1u);
+    encode(enc.get(), 12, {{":status", "200"}});   // refers to nothing
+    ASSERT_EQ(qpack_encoder_withdraw(enc.get()), QPACK_OK);
+    EXPECT_EQ(qpack_encoder_outstanding_sections(enc.get()), 1u);
+    encode(enc.get(), 16, {{"custom-key", "custom-value"}});
+    ASSERT_EQ(read_decoder(enc.get(), "02"), QPACK_OK);   // an increment
+    ASSERT_EQ(qpack_encoder_withdraw(enc.get()), QPACK_OK);
+    EXPECT_EQ(qpack_encoder_outstanding_sections(enc.get()), 2u);
+    ASSERT_EQ(read_decoder(enc.get(), "84" "90"), QPACK_OK);
+    EXPECT_EQ(read_decoder(enc.get(), "88"), QPACK_E_DEC_ACK);
+}
+
 // ---------------------------------------------------------- allocations
 
 namespace {

@@ -338,6 +338,14 @@ int qpack_encode(qpack_encoder_t *enc, uint64_t stream_id,
     size_t *out_len, uint8_t *stream_out, size_t stream_cap,
     size_t *stream_len);
 
+/* The section the last qpack_encode() call wrote will never be sent (its
+ * stream was reset first): the encoder stops waiting for its
+ * acknowledgment, which would never come, and no longer keeps the entries
+ * it refers to for it.  Its encoder-stream octets are sent all the same.
+ * Once the decoder stream has been read since, it changes nothing (the
+ * section may have been acknowledged).  QPACK_OK or HPACK_E_STATE. */
+int qpack_encoder_withdraw(qpack_encoder_t *enc);
+
 /* Reads the next octets of the peer's decoder stream, in any split:
  * Section Acknowledgments, Stream Cancellations and Insert Count
  * Increments release the entries they cover.  QPACK_OK, a QPACK_E_DEC_*

@@ -279,6 +279,9 @@ struct qpack_encoder {
     uint8_t  partial[kMaxInstruction]; // a decoder-stream instruction split
     size_t   partial_len = 0;
     int      error = 0;                // sticky
+    bool     last_recorded = false;    // the last section is sections' last
+                                       // and qpack_encoder_withdraw() may
+                                       // take it
     // Per place in the section, for the first kHints: what the field there
     // was found as last time (kStaticHint | index, or a dynamic entry's id
     // + 1), the first hints_known of them written.  Only ever a guess,
@@ -726,6 +729,7 @@ HPACK_API int qpack_encode(qpack_encoder_t* enc, uint64_t stream_id,
         !enc->sections.reserve(enc->sections.size() + sizeof(Section), true))
         return HPACK_E_NOMEM;
 
+    enc->last_recorded = false;
     qpack_encoder::Pass s;
     s.stream_id = stream_id;
     s.out_end = out + out_cap;
@@ -767,6 +771,7 @@ HPACK_API int qpack_encode(qpack_encoder_t* enc, uint64_t stream_id,
         Section a{stream_id, s.ric, s.min_ref};
         enc->sections.append(reinterpret_cast<const uint8_t*>(&a), sizeof(a));
         if (s.min_ref < enc->min_ref) enc->min_ref = s.min_ref;
+        enc->last_recorded = true;
     }
     const size_t lines = static_cast<size_t>(p - (out + kPrefix));
     memmove(out + k, out + kPrefix, lines);
@@ -781,8 +786,19 @@ HPACK_API int qpack_encode(qpack_encoder_t* enc, uint64_t stream_id,
     return QPACK_OK;
 }
 
+HPACK_API int qpack_encoder_withdraw(qpack_encoder_t* enc) {
+    if (enc->error) return HPACK_E_STATE;
+    if (enc->last_recorded) {
+        enc->last_recorded = false;
+        enc->sections.truncate(enc->sections.size() - sizeof(Section));
+        enc->released();
+    }
+    return QPACK_OK;
+}
+
 HPACK_API int qpack_encoder_read_decoder(qpack_encoder_t* enc, const uint8_t* data, size_t len) {
     if (enc->error) return HPACK_E_STATE;
+    enc->last_recorded = false;
     const uint8_t* p = data;
     const uint8_t* const end = data + len;
     while (p < end || enc->partial_len) {
