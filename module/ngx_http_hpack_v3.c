@@ -314,7 +314,7 @@ ngx_http_hpack_v3_encode(ngx_http_request_t *r, hpack_header_t *hs,
     ssize_t                    sent;
     ngx_uint_t                 i;
     hpack_stats_t              stats;
-    ngx_connection_t          *c;
+    ngx_connection_t          *c, *sc;
     ngx_http_v3_session_t     *h3c;
     ngx_http_hpack_v3_conn_t  *hc;
 
@@ -348,23 +348,27 @@ ngx_http_hpack_v3_encode(ngx_http_request_t *r, hpack_header_t *hs,
     /*
      * The encoder stream is opened when the peer's table can hold
      * something; the section's inserts need at most about what the section
-     * itself would take as literals.
+     * itself would take as literals.  Once closed (the connection is
+     * closing) it takes nothing more.
      */
 
     budget = 0;
     stream_out = NULL;
+    sc = h3c->known_streams[NGX_HTTP_V3_STREAM_SERVER_ENCODER];
 
-    if (hc->settings_done && hc->peer_capacity && hc->conf->http3_table_size)
+    if (hc->settings_done && hc->peer_capacity && hc->conf->http3_table_size
+        && (sc || !hc->stream_opened))
     {
-        if (hc->stream == NULL) {
-            hc->stream = ngx_http_v3_get_uni_stream(c,
-                                                NGX_HTTP_V3_STREAM_ENCODER);
-            if (hc->stream == NULL) {
+        if (sc == NULL) {
+            sc = ngx_http_v3_get_uni_stream(c, NGX_HTTP_V3_STREAM_ENCODER);
+            if (sc == NULL) {
                 return NGX_ERROR;
             }
+
+            hc->stream_opened = 1;
         }
 
-        budget = ngx_min(ngx_http_hpack_v3_stream_room(hc->stream), bound);
+        budget = ngx_min(ngx_http_hpack_v3_stream_room(sc), bound);
 
         if (budget) {
             stream_out = ngx_http_hpack_pnalloc(r->pool, budget);
@@ -377,6 +381,16 @@ ngx_http_hpack_v3_encode(ngx_http_request_t *r, hpack_header_t *hs,
     rc = qpack_encode(hc->encoder, c->quic->id, hs, n, out, bound, &len,
                       stream_out, budget, &stream_len);
 
+    if (rc == HPACK_E_STATE) {
+
+        /*
+         * an error on the peer's decoder stream failed the encoder and is
+         * closing the connection
+         */
+
+        return NGX_ERROR;
+    }
+
     if (rc != QPACK_OK) {
         ngx_log_error(NGX_LOG_ALERT, c->log, 0, "qpack_encode() failed: %s",
                       qpack_strerror(rc));
@@ -387,10 +401,22 @@ ngx_http_hpack_v3_encode(ngx_http_request_t *r, hpack_header_t *hs,
                    "qpack section: %uz bytes, encoder stream %uz of %uz",
                    len, stream_len, budget);
 
+    if (c->quic->send_state != NGX_QUIC_STREAM_SEND_READY
+        && c->quic->send_state != NGX_QUIC_STREAM_SEND_SEND)
+    {
+        /*
+         * the stream was reset (the client stopped reading it): the
+         * section never goes out and its acknowledgment never comes, so
+         * the encoder keeps no entry for it; its inserts go all the same
+         */
+
+        (void) qpack_encoder_withdraw(hc->encoder);
+    }
+
     if (stream_len) {
         h3c->total_bytes += stream_len;
 
-        sent = hc->stream->send(hc->stream, stream_out, stream_len);
+        sent = sc->send(sc, stream_out, stream_len);
 
         if (sent != (ssize_t) stream_len) {
 

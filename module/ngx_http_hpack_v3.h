@@ -33,6 +33,9 @@
 /* H3_MESSAGE_ERROR (RFC 9114 8.1), which nginx does not name */
 #define NGX_HTTP_HPACK_V3_MESSAGE_ERROR       0x10e
 
+/* the least a section's payload gathered in pieces is given at first */
+#define NGX_HTTP_HPACK_V3_GATHER              4096
+
 /* fields per qpack_decode_fields() call */
 #define NGX_HTTP_HPACK_V3_BATCH               16
 
@@ -49,8 +52,6 @@ typedef struct {
     ngx_http_hpack_srv_conf_t         *conf;
     ngx_http_hpack_main_conf_t        *main_conf;
 
-    /* the encoder stream, once opened */
-    ngx_connection_t                  *stream;
 
     /* request sections: the peer's dynamic table */
     qpack_decoder_t                   *decoder;
@@ -67,6 +68,13 @@ typedef struct {
     uint64_t                           out_indexed;
 
     unsigned                           settings_done:1;
+
+    /*
+     * the encoder stream was opened: nginx knows it as
+     * known_streams[NGX_HTTP_V3_STREAM_SERVER_ENCODER] until it closes,
+     * and it is never opened again
+     */
+    unsigned                           stream_opened:1;
 } ngx_http_hpack_v3_conn_t;
 
 
@@ -85,6 +93,7 @@ typedef struct {
     u_char                            *payload;
     size_t                             size;
     size_t                             have;
+    size_t                             cap;
     u_char                            *buf;
 
     /* octets of nginx's buffer consumed when the last field is handed */

@@ -334,10 +334,11 @@ static ngx_int_t
 ngx_http_hpack_v3_gather(ngx_connection_t *c, ngx_http_hpack_v3_section_t *s,
     ngx_http_v3_parse_headers_t *st, ngx_buf_t *b)
 {
-    size_t                     n, max;
+    size_t                     n, max, cap;
+    u_char                    *p;
     ngx_http_core_srv_conf_t  *cscf;
 
-    if (s->buf == NULL) {
+    if (s->size == 0) {
 
         if ((size_t) (b->last - b->pos) >= st->length) {
             s->payload = b->pos;
@@ -364,16 +365,33 @@ ngx_http_hpack_v3_gather(ngx_connection_t *c, ngx_http_hpack_v3_section_t *s,
                                             NGX_HTTP_V3_ERR_EXCESSIVE_LOAD);
         }
 
-        s->buf = ngx_http_hpack_pnalloc(c->pool, st->length);
-        if (s->buf == NULL) {
-            return ngx_http_hpack_v3_refuse(s->hc, NGX_HTTP_HPACK_ERR_INTERNAL,
-                                            NGX_ERROR);
-        }
-
         s->size = st->length;
     }
 
     n = ngx_min((size_t) (b->last - b->pos), s->size - s->have);
+
+    if (s->have + n > s->cap) {
+
+        /*
+         * the buffer grows with what has come, doubling up to the frame's
+         * length: a peer that announces a long frame and sends little of
+         * it makes the stream hold little
+         */
+
+        cap = ngx_min(s->size, ngx_max(2 * s->cap,
+                                       ngx_max(s->have + n,
+                                               NGX_HTTP_HPACK_V3_GATHER)));
+
+        p = ngx_http_hpack_pnalloc(c->pool, cap);
+        if (p == NULL) {
+            return ngx_http_hpack_v3_refuse(s->hc, NGX_HTTP_HPACK_ERR_INTERNAL,
+                                            NGX_ERROR);
+        }
+
+        ngx_memcpy(p, s->buf, s->have);
+        s->buf = p;
+        s->cap = cap;
+    }
 
     ngx_memcpy(s->buf + s->have, b->pos, n);
     s->have += n;
@@ -439,6 +457,13 @@ ngx_http_hpack_v3_decode_error(ngx_connection_t *c, int rc)
 {
     ngx_uint_t                 err;
     ngx_http_hpack_v3_conn_t  *hc;
+
+    if (rc == HPACK_E_STATE) {
+
+        /* an error before failed the decoder and is closing the connection */
+
+        return NGX_HTTP_V3_ERR_INTERNAL_ERROR;
+    }
 
     hc = ngx_http_v3_get_session(c)->qpack_ctx;
 
@@ -667,8 +692,17 @@ ngx_http_hpack_v3_send_decoder(ngx_connection_t *c,
         ngx_http_v3_get_session(c)->total_bytes += n;
 
         if (dc->send(dc, buf, n) != (ssize_t) n) {
+
+            /*
+             * the instructions drained are lost and the peer's encoder
+             * would wait for them: the connection ends, as stock's does
+             */
+
             ngx_log_error(NGX_LOG_ERR, c->log, 0,
                           "failed to send qpack decoder instructions");
+
+            ngx_http_v3_finalize_connection(c, NGX_HTTP_V3_ERR_INTERNAL_ERROR,
+                                            "decoder stream failed");
             return NGX_ERROR;
         }
 
