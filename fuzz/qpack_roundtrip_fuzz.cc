@@ -4,7 +4,8 @@
 // delivery the fuzzer schedules: the encoder stream in pieces, early or
 // late (sections block until their inserts arrive), sections of different
 // streams in any order (in order within a stream), the decoder stream fed
-// back to the encoder late and in pieces, and streams cancelled.
+// back to the encoder late and in pieces, streams cancelled, and sections
+// withdrawn when their stream is reset before they go out.
 //
 // Checked:
 //   - every section decodes, on both decoders, to exactly the fields
@@ -53,7 +54,10 @@
 //     2     end of section: u8 s, the stream slot (s & 7) and the budget
 //           (s >> 3: 0 none, with stream_out NULL when the opcode's bit 3
 //           is set; 1-15 that many octets; 16-30 (n - 15) * 32; 31
-//           64 KiB); opcode bit 4: first try an out_cap one octet short
+//           64 KiB); opcode bit 4: first try an out_cap one octet short;
+//           bit 5: the stream is reset before the section goes out, which
+//           is withdrawn (qpack_encoder_withdraw()) and never delivered,
+//           and the stream cancelled as by operation 6
 //     3     deliver u8 n octets of the encoder stream (0: all of it) to
 //           both decoders
 //     4     deliver the next section of slot u8 & 7 to both decoders
@@ -563,6 +567,23 @@ struct Conn {
         ids[slot] = 4 * (slot + kSlots * next_gen++);
     }
 
+    // The stream of slot is reset as soon as its last section is encoded:
+    // the encoder withdraws that section, which never goes out, and the
+    // peer cancels the stream.
+    void withdraw(size_t slot) {
+        FUZZ_CHECK(!slots[slot].empty(), "no section to withdraw");
+        const bool refers = slots[slot].back().wire[0] != 0;  // Required Insert Count > 0
+        const size_t before = qpack_encoder_outstanding_sections(enc);
+        FUZZ_CHECK(qpack_encoder_withdraw(enc) == QPACK_OK, "withdraw");
+        FUZZ_CHECK(qpack_encoder_outstanding_sections(enc) == before - refers,
+                   "withdraw left " + std::to_string(qpack_encoder_outstanding_sections(enc)) +
+                       " of " + std::to_string(before) + " sections outstanding");
+        FUZZ_CHECK(qpack_encoder_blocked_streams(enc) <= max_blocked(), "blocking after withdraw");
+        nghttp3_qpack_stream_context_del(slots[slot].back().sctx);
+        slots[slot].pop_back();
+        cancel(slot);
+    }
+
     // ---------------------------------------------------- decoder stream
 
     void feed_back(size_t n) {
@@ -754,6 +775,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         case 2: {
             const uint8_t s = in.u8();
             c.encode(s & 7, list, budget_of(s >> 3), op & 0x08, op & 0x10);
+            if (op & 0x20) c.withdraw(s & 7);
             list.clear();
             break;
         }
