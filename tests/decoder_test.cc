@@ -659,6 +659,44 @@ TEST(DecoderBatch, SplitPiecesGiveTheSameFields) {
     }
 }
 
+// A representation split at a piece's end takes of the next piece what it
+// needs, not the piece: a block cut after the first octet of a size update,
+// whose next piece is 60 KB of size updates and then a field, leaves the
+// decoder no allocation near the piece's size.
+TEST(DecoderBatch, ASplitRepresentationBuffersNotTheWholeNextPiece) {
+    size_t largest = 0;
+    hpack_allocator_t a{[](void* ctx, size_t n) -> void* {
+                            size_t& m = *static_cast<size_t*>(ctx);
+                            if (n > m) m = n;
+                            return malloc(n);
+                        },
+                        [](void*, void* p) { free(p); }, &largest};
+    hpack_decoder_t* d = hpack_decoder_create(&a, 4096);
+    ASSERT_NE(d, nullptr);
+    hpack_decode_begin(d);
+    std::vector<uint8_t> rest = unhex("e11f");   // the first update's end
+    for (int i = 0; i < 20000; ++i)
+        for (uint8_t b : unhex("3fe11f")) rest.push_back(b);   // size 4096
+    rest.push_back(0x82);   // :method GET
+    const uint8_t first = 0x3f;
+    const uint8_t* pos = &first;
+    hpack_field_t f[8];
+    size_t n;
+    ASSERT_EQ(hpack_decode_fields(d, &pos, &first + 1, 0, f, 8, &n), HPACK_NEED_MORE);
+    std::vector<std::string> got;
+    pos = rest.data();
+    int rc;
+    do {
+        rc = hpack_decode_fields(d, &pos, rest.data() + rest.size(), 1, f, 8, &n);
+        for (size_t i = 0; i < n; ++i)
+            got.emplace_back(reinterpret_cast<const char*>(f[i].value), f[i].value_len);
+    } while (rc == HPACK_OK);
+    EXPECT_EQ(rc, HPACK_BLOCK_END);
+    EXPECT_EQ(got, std::vector<std::string>{"GET"});
+    EXPECT_LT(largest, size_t{16384}) << "the side buffer took the piece";
+    hpack_decoder_destroy(d);
+}
+
 TEST(DecoderApi, RejectsOversizedSettings) {
     EXPECT_EQ(hpack_decoder_create(nullptr, HPACK_MAX_TABLE_SIZE + 1), nullptr);
     hpack_decoder_t* d = hpack_decoder_create(nullptr, 4096);

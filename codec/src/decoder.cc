@@ -24,6 +24,9 @@ namespace {
 // Internal parse results besides HPACK_OK and the errors.
 constexpr int kIncomplete = 1;   // the input ends inside the representation
 constexpr int kSizeUpdate = 2;   // a size update was applied, no field
+// What a split representation first takes of the next piece into the side
+// buffer (decode_any()): most representations end within it.
+constexpr size_t kPendingChunk = 512;
 // The scratch a decoder comes with (in its own allocation), and the least
 // it grows to: enough that a batch of fields (hpack_decode_fields) rarely
 // ends for the lack of it (a typical request's Huffman strings).  Apart,
@@ -655,25 +658,19 @@ int hpack_decoder::decode_any(const uint8_t** pos, const uint8_t* end, int last,
     hpack_decoder* dec = this;
     if (!ready) return HPACK_E_STATE;
 
+    // Octets of the piece a split representation takes into the side
+    // buffer at first; doubled while it stays incomplete.
+    size_t chunk = kPendingChunk;
     for (;;) {
         const uint8_t* p;
         const uint8_t* e;
         const bool buffered = dec->pending_pos < dec->pending.size();
         if (buffered) {
-            // A representation is split: parse from the side buffer with
-            // the new piece appended.
-            if (dec->pending_pos) {
-                dec->pending.consume(dec->pending_pos);
-                dec->pending_pos = 0;
-            }
-            if (*pos < end) {
-                if (!dec->pending.append(*pos, static_cast<size_t>(end - *pos)))
-                    return dec->fail(HPACK_E_NOMEM);
-                dec->stats.wire_bytes += static_cast<size_t>(end - *pos);
-                *pos = end;
-            }
-            p = dec->pending.data();
-            e = p + dec->pending.size();
+            // A representation is split: parse it from the side buffer,
+            // which takes of the new piece only what it needs (below);
+            // once the side buffer is used up the piece is parsed in place.
+            p = dec->pending.data() + dec->pending_pos;
+            e = dec->pending.data() + dec->pending.size();
         } else {
             dec->pending.clear();
             dec->pending_pos = 0;
@@ -688,6 +685,23 @@ int hpack_decoder::decode_any(const uint8_t** pos, const uint8_t* end, int last,
 
         size_t used = 0;
         int rc = dec->parse(p, e, field, &used);
+        if (rc == kIncomplete && buffered && *pos < end) {
+            // More of the piece, at most what has been buffered again or
+            // `chunk`: the side buffer holds about the longest
+            // representation (bounded by the string limit), not the piece.
+            if (dec->pending_pos) {
+                dec->pending.consume(dec->pending_pos);
+                dec->pending_pos = 0;
+            }
+            const size_t want = chunk > dec->pending.size() ? chunk : dec->pending.size();
+            const size_t n = static_cast<size_t>(end - *pos) < want
+                                 ? static_cast<size_t>(end - *pos) : want;
+            if (!dec->pending.append(*pos, n)) return dec->fail(HPACK_E_NOMEM);
+            dec->stats.wire_bytes += n;
+            *pos += n;
+            chunk *= 2;
+            continue;
+        }
         if (rc == kIncomplete) {
             if (last) return dec->fail(HPACK_E_TRUNCATED);
             if (!buffered) {
