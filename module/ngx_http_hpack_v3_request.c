@@ -388,13 +388,18 @@ ngx_http_hpack_v3_gather(ngx_connection_t *c, ngx_http_hpack_v3_section_t *s,
                                             NGX_ERROR);
         }
 
-        ngx_memcpy(p, s->buf, s->have);
+        if (s->have) {
+            ngx_memcpy(p, s->buf, s->have);
+        }
+
         s->buf = p;
         s->cap = cap;
     }
 
-    ngx_memcpy(s->buf + s->have, b->pos, n);
-    s->have += n;
+    if (n) {
+        ngx_memcpy(s->buf + s->have, b->pos, n);
+        s->have += n;
+    }
 
     if (s->have < s->size) {
         b->pos += n;
