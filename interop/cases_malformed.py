@@ -250,16 +250,25 @@ SEQUENCES = {
         "9000 '{' Huffman-coded to 16875 bytes", [
             lambda s: echo_base(s) + b"\x00" + lit(b"x-h00")
             + huffman(b"{" * 9000)]),
+    "empty_block_after_padding": (
+        "a HEADERS frame whose padding is all of its payload after the pad "
+        "length (RFC 9113 6.2 allows it: an empty field block)", [
+            lambda s: (b"", (), 5)]),
 }
 
 
 # Sequences where stock nginx is wrong and the module is not: the module
 # must give these answers; stock's are recorded.  Stock never answers the
-# second request (a read loop that runs no state for zero bytes); the
-# module's block state finishes an empty final CONTINUATION at once.
+# second request of the first (a read loop that runs no state for zero
+# bytes); the module's block state finishes an empty final CONTINUATION at
+# once.  An empty field block decodes to no field (RFC 9113 4.3): the
+# request lacks its pseudo-header fields, which nginx answers 400, where
+# stock ends the connection (FRAME_SIZE_ERROR, "header block with
+# incorrect length").
 MODULE_ANSWERS = {
     "empty_final_continuation_after_a_literal":
         ["response 200 []", "response 200 []"],
+    "empty_block_after_padding": ["response 400 []"],
 }
 
 

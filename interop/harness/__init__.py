@@ -678,9 +678,10 @@ class RawH2:
     def encode(self, headers):
         return self.enc.encode(headers)
 
-    def header_frames(self, sid, block, cuts=(), end_stream=True):
+    def header_frames(self, sid, block, cuts=(), end_stream=True, pad=0):
         """HEADERS + CONTINUATION frames carrying block, cut at the given
-        offsets (empty pieces allowed)."""
+        offsets (empty pieces allowed); pad octets of padding in the
+        HEADERS frame (PADDED)."""
         bounds = [0] + sorted(cuts) + [len(block)]
         pieces = [block[a:b] for a, b in zip(bounds, bounds[1:])]
         frames = []
@@ -691,14 +692,17 @@ class RawH2:
             if i == 0:
                 if end_stream:
                     flags.add("END_STREAM")
-                frames.append(HeadersFrame(sid, data=piece, flags=flags))
+                if pad:
+                    flags.add("PADDED")
+                frames.append(HeadersFrame(sid, data=piece, flags=flags,
+                                           pad_length=pad))
             else:
                 frames.append(ContinuationFrame(sid, data=piece, flags=flags))
         return frames
 
-    def request_block(self, block, cuts=(), end_stream=True):
+    def request_block(self, block, cuts=(), end_stream=True, pad=0):
         sid = self.new_stream()
-        self.send(*self.header_frames(sid, block, cuts, end_stream))
+        self.send(*self.header_frames(sid, block, cuts, end_stream, pad))
         return sid
 
     def request(self, headers, cuts=()):

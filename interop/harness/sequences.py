@@ -31,10 +31,10 @@ def run_sequence(server, builders):
     try:
         for build in builders:
             block = build(server)
-            cuts = ()
-            if isinstance(block, tuple):            # (block, cuts)
-                block, cuts = block
-            sid = c.request_block(block, cuts)
+            cuts, pad = (), 0
+            if isinstance(block, tuple):            # (block, cuts[, pad])
+                block, cuts, pad = (block + (0,))[:3]
+            sid = c.request_block(block, cuts, pad=pad)
             out.append(answer(c, sid))
             if not out[-1].startswith(("response", "RST_STREAM")):
                 break
