@@ -52,7 +52,6 @@ typedef struct {
     ngx_http_hpack_srv_conf_t         *conf;
     ngx_http_hpack_main_conf_t        *main_conf;
 
-
     /* request sections: the peer's dynamic table */
     qpack_decoder_t                   *decoder;
 

@@ -187,6 +187,14 @@ struct qpack_decoder {
         return out.append(b, encode_integer62(b, pattern, prefix, v));
     }
 
+    // Ends the section in progress unfinished: abandoned with its
+    // references, a Stream Cancellation is owed when it had any (RFC 9204
+    // 2.2.2.2).  False when the instruction could not be queued.
+    bool abandon_section() {
+        in_section = false;
+        return ric == 0 || emit(0x40, 6, stream_id);
+    }
+
     int read_instruction(const uint8_t* p, const uint8_t* e, size_t* used);
     int insert(const uint8_t* name, size_t name_len, const uint8_t* value, size_t value_len);
     int decode_prefix(const uint8_t* p, const uint8_t* e, uint64_t known, size_t* used);
@@ -588,13 +596,11 @@ HPACK_API int qpack_decode_begin(qpack_decoder_t* dec, uint64_t stream_id,
                                  const uint8_t* section, size_t len) {
     if (dec->error) return HPACK_E_STATE;
     if (stream_id > kInteger62Max) return HPACK_E_ARGUMENT;
-    if (dec->in_section) {
-        // Another stream's section left unfinished is abandoned with its
-        // references (RFC 9204 2.2.2.2); one of this stream's starts again.
-        dec->in_section = false;
-        if (dec->ric != 0 && dec->stream_id != stream_id && !dec->emit(0x40, 6, dec->stream_id))
-            return dec->fail(HPACK_E_NOMEM);
-    }
+    // Another stream's section left unfinished is abandoned; one of this
+    // stream's starts again.
+    if (dec->in_section && dec->stream_id != stream_id && !dec->abandon_section())
+        return dec->fail(HPACK_E_NOMEM);
+    dec->in_section = false;
     const size_t at = dec->find_blocked(stream_id);
     const uint64_t listed = at != SIZE_MAX ? dec->blocked_at(at)->ric : 0;
     size_t used = 0;
@@ -656,11 +662,8 @@ HPACK_API int qpack_decode_fields(qpack_decoder_t* dec, qpack_field_t* fields,
         }
         if (rc != HPACK_OK) {
             if (is_limit_error(rc)) {
-                // A stream error: the section is abandoned with its
-                // references (RFC 9204 2.2.2.2).
-                dec->in_section = false;
-                if (dec->ric != 0 && !dec->emit(0x40, 6, dec->stream_id))
-                    rc = HPACK_E_NOMEM;
+                // A stream error: the section is abandoned.
+                if (!dec->abandon_section()) rc = HPACK_E_NOMEM;
                 if (rc == HPACK_E_NOMEM) dec->fail(rc);
             } else {
                 dec->fail(rc);
