@@ -21,8 +21,8 @@ interop-1.22: nginx-1.22
 	BUILD=$(BUILD) interop/run.sh --version 1.22.1 $(INTEROP_ARGS)
 
 # The lines whose source comes from ../shared/nginx (or NGINX_SRC): when it
-# is absent, the build step says so and the suite reports every server SKIP.
-## nginx 1.28.3: the core clients, the differential, Early Hints and status tests
+# is absent, the build step says so and the suite reports one SKIP.
+## nginx 1.28.3: as 1.22.1, clients, python3-h2, malformed, hostile, differential, 103, status
 interop-1.28:
 	@$(call nginx_if_present,1.28.3)
 	BUILD=$(BUILD) interop/run.sh --version 1.28.3 $(INTEROP_ARGS)
@@ -32,7 +32,7 @@ interop-1.30:
 	@$(call nginx_if_present,1.30.4)
 	BUILD=$(BUILD) interop/run.sh --version 1.30.4 $(INTEROP_ARGS)
 
-## nginx 1.31.4 (mainline): the core clients, the differential, 103 and status tests
+## nginx 1.31.4 (mainline): as 1.22.1, clients, python3-h2, malformed, hostile, differential, 103, status
 interop-1.31:
 	@$(call nginx_if_present,1.31.4)
 	BUILD=$(BUILD) interop/run.sh --version 1.31.4 $(INTEROP_ARGS)

@@ -560,13 +560,9 @@ def run_http3(results):
     servers = {k: pc.ProxyServer(k, port, ORIGIN_PORT, work=WORK / "h3",
                                  version=H3_VERSION, quic=True)
                for k, port in H3_PORTS.items()}
-    if not servers["on"].binary.exists() and \
-            nginx_runner.source_absent(H3_VERSION):
-        results.skipped += 1
-        print("SKIP  [browser http3] chromium_over_http3_through_the_proxy: "
-              "not run, no source of nginx %s (no ../shared/nginx/nginx-%s."
-              "tar.gz), the line with the module's HTTP/3 hooks"
-              % (H3_VERSION, H3_VERSION), flush=True)
+    if harness.line_absent(results, H3_VERSION, "chromium_over_http3_"
+                           "through_the_proxy, the line with the module's "
+                           "HTTP/3 hooks"):
         return
     running = {}
     try:

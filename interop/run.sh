@@ -84,6 +84,14 @@ version=1.26.3
 for ((i = 1; i < ${#args[@]}; i++)); do
     [ "${args[i]}" != --version ] || version="${args[i + 1]:-}"
 done
+# a line whose source is absent (no ../shared/nginx): the suite says SKIP
+# and starts no server, and there is nothing to judge
+if ! (cd "$repo" && "$python" -c 'import sys
+from interop import nginx_runner
+sys.exit(nginx_runner.source_absent(sys.argv[1]))' "$version"); then
+    run "${args[@]}"
+    exit
+fi
 h3_logs=()
 if [ "$suite" = proxy_run ]; then
     logs=("$build"/proxy-interop/"$version"-asan/{on,small,big}/logs/error.log)
@@ -92,8 +100,9 @@ else
     # and those of the HTTP/3 servers, on the lines where the suite runs
     # them too (run_interop.py's ASAN_H3): the ones this run writes
     h3_logs=("$build"/interop/h3-"$version"-asan-{on,small,off,nomod}/logs/error.log)
-    rm -f "${h3_logs[@]}"
 fi
+# every log judged is this run's
+rm -f "${logs[@]}" "${h3_logs[@]}"
 rc=0
 run "${args[@]}" || rc=$?
 for log in "${h3_logs[@]}"; do

@@ -163,6 +163,20 @@ class Filtered(Results):
         return super().run(label, name, fn, *args)
 
 
+def line_absent(results, version, what):
+    """True when nginx VERSION's source is absent (no ../shared/nginx/
+    nginx-VERSION.tar.gz, a checkout without the shared folder): one SKIP
+    says so for all of what, and the runner starts nothing on the line.
+    Where the source is here, a build of it that is missing fails."""
+    if not nginx_runner.source_absent(version):
+        return False
+    results.skipped += 1
+    print("SKIP  [%s] %s: not run, no source of nginx %s (no ../shared/"
+          "nginx/nginx-%s.tar.gz; NGINX_SRC=<tree> builds it from yours)"
+          % (version, what, version, version), flush=True)
+    return True
+
+
 def stop_on_sigterm(prog):
     """SIGTERM ends the runner as Ctrl-C does: SystemExit unwinds through
     the finally blocks that stop its servers."""

@@ -10,7 +10,7 @@ import urllib.request
 
 from interop import harness, nginx_runner
 from interop.harness import (PORT_SHIFT, WORK, Failure, Filtered, Results,
-                             Skip, check, no_crash_or_alert, stop_on_sigterm,
+                             check, no_crash_or_alert, stop_on_sigterm,
                              version_at_least)
 from interop.harness.origins import HintsOrigin, early_hints_supported
 from interop.harness.responses import SECURITY
@@ -147,8 +147,9 @@ def start_servers(results, version, kinds, running, needs=None,
                   configure=None):
     """Starts the servers of kinds into running (kind: server), each as the
     test nginx_starts_with_http3, configure(server) first; one that cannot
-    run (its build missing, or the reason needs() gives) is reported SKIP.
-    The caller stops what running holds, also when this raises."""
+    run (its build missing, or the reason needs() gives) fails (a runner
+    has checked harness.line_absent() first).  The caller stops what
+    running holds, also when this raises."""
     for kind in kinds:
         server = H3Server(version, kind)
         if configure:
@@ -157,7 +158,7 @@ def start_servers(results, version, kinds, running, needs=None,
         def start_server(server=server):
             why = server.missing() or (needs and needs())
             if why:
-                raise Skip(why)
+                raise Failure(why)
             server.start()
         if Results.run(results, server.label, "nginx_starts_with_http3",
                        start_server):
