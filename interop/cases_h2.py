@@ -37,7 +37,10 @@ def as_str(headers):
 def make_request(rng, i, server, pools):
     """One request of the 1000: its header list and what /echo must say."""
     junk = "".join(rng.choice(TOKEN) for _ in range(rng.randint(0, 12)))
-    path = "/echo?i=%d&r=%s" % (i, junk)
+    # one in four after an internal redirect: what the module knows of
+    # the request (values sent never-indexed) must survive it
+    path = "/echo%s?i=%d&r=%s" % ("-redirected" if i % 4 == 3 else "", i,
+                                  junk)
     headers = request_headers(server, path)
     echo = {"x-echo-method": "GET", "x-echo-uri": path}
     never = set()
@@ -352,6 +355,31 @@ def last_modified_of_static_files(server):
     info("%d responses, %d files" % (sum(map(len, orders)), len(paths)))
 
 
+def never_indexed_echo_in_location(server):
+    """A value sent never-indexed that nginx echoes in a field it makes
+    itself (location, from "return 302 $http_x_h00"), directly and after
+    an internal redirect, comes back never-indexed, twice (the second time
+    the table would hold it, had the first inserted it)."""
+    c = H2Client(server.h2c_port)
+    try:
+        for path in ("/echo-location", "/echo-location-redirected") * 2:
+            target = "https://secret.example/%s" % path.strip("/")
+            sid = c.request(request_headers(server, path) + [
+                NeverIndexedHeaderTuple("x-h00", target)])
+            c.flush()
+            r = c.wait([sid])[0]
+            got = {h[0]: h for h in r.headers}
+            check(got.get(b":status", (0, b""))[1] == b"302"
+                  and got.get(b"location", (0, b""))[1] == target.encode(),
+                  "%s: %s" % (path, as_str(r.headers)))
+            if server.hpack_on:
+                check(isinstance(got[b"location"], NeverIndexedHeaderTuple),
+                      "%s: location %s was sent never-indexed, it came "
+                      "back indexable" % (path, target))
+    finally:
+        c.close()
+
+
 def register_h2(results, server):
     L = server.label
     results.run(L, "h2_1000_requests_one_connection_nginx_sees_exact_"
@@ -365,6 +393,8 @@ def register_h2(results, server):
                 "lengths_are_written_whole", odd_status_codes, server)
     results.run(L, "last_modified_of_static_files_is_each_file_s_own_time",
                 last_modified_of_static_files, server)
+    results.run(L, "a_value_sent_never_indexed_comes_back_so_in_location",
+                never_indexed_echo_in_location, server)
     if not server.version.startswith("1.22."):
         # nginx refuses streams beyond 2 x 128 per read since 1.25.3
         results.run(L, "refused_streams_still_feed_the_request_table",

@@ -336,6 +336,17 @@ ngx_http_hpack_add_variables(ngx_conf_t *cf)
 
 
 /*
+ * Marks the cleanup of a request's pool that holds its context
+ * (ngx_http_hpack_find_ctx()); the context goes with the pool
+ */
+
+void
+ngx_http_hpack_ctx_cleanup(void *data)
+{
+}
+
+
+/*
  * $hpack_in_wire, $hpack_in_plain, $hpack_out_wire, $hpack_out_plain: the
  * request's counters, data is their offset in ngx_http_hpack_ctx_t
  */
@@ -351,7 +362,7 @@ ngx_http_hpack_request_variable(ngx_http_request_t *r,
         return NGX_OK;
     }
 
-    ctx = ngx_http_get_module_ctx(r->main, ngx_http_hpack_module);
+    ctx = ngx_http_hpack_find_ctx(r->main);
 
     if (ctx == NULL) {
         return ngx_http_hpack_variable_value(r, v, 0);

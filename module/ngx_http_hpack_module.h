@@ -300,6 +300,10 @@ typedef struct {
 #pragma GCC visibility push(hidden)
 #endif
 
+/* ngx_http_hpack_module.c */
+
+void ngx_http_hpack_ctx_cleanup(void *data);
+
 /* ngx_http_hpack_request.c */
 
 ngx_int_t ngx_http_hpack_decode_block(ngx_http_v2_connection_t *h2c,
@@ -356,18 +360,55 @@ void ngx_http_hpack_status_exit(void);
 extern ngx_module_t  ngx_http_hpack_module;
 
 
+/*
+ * A request's context outlives the internal redirects and named locations
+ * that clear every module's (ngx_http_internal_redirect(),
+ * ngx_http_named_location(), ngx_http_filter_finalize_request()): the
+ * cleanup of the request's pool that holds it finds it again, as the
+ * realip module finds its own (ngx_http_realip_get_module_ctx()).  Of the
+ * main request: the stream's.
+ */
+
 static ngx_inline ngx_http_hpack_ctx_t *
-ngx_http_hpack_get_ctx(ngx_http_request_t *r)
+ngx_http_hpack_find_ctx(ngx_http_request_t *r)
 {
+    ngx_pool_cleanup_t    *cln;
     ngx_http_hpack_ctx_t  *ctx;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_hpack_module);
 
+    if (ctx == NULL && (r->internal || r->filter_finalize)) {
+        for (cln = r->pool->cleanup; cln; cln = cln->next) {
+            if (cln->handler == ngx_http_hpack_ctx_cleanup) {
+                ctx = cln->data;
+                ngx_http_set_ctx(r, ctx, ngx_http_hpack_module);
+                break;
+            }
+        }
+    }
+
+    return ctx;
+}
+
+
+static ngx_inline ngx_http_hpack_ctx_t *
+ngx_http_hpack_get_ctx(ngx_http_request_t *r)
+{
+    ngx_pool_cleanup_t    *cln;
+    ngx_http_hpack_ctx_t  *ctx;
+
+    ctx = ngx_http_hpack_find_ctx(r);
+
     if (ctx == NULL) {
-        ctx = ngx_http_hpack_pcalloc(r->pool, sizeof(ngx_http_hpack_ctx_t));
-        if (ctx == NULL) {
+        cln = ngx_http_hpack_pool_cleanup_add(r->pool,
+                                              sizeof(ngx_http_hpack_ctx_t));
+        if (cln == NULL) {
             return NULL;
         }
+
+        ctx = cln->data;
+        ngx_memzero(ctx, sizeof(ngx_http_hpack_ctx_t));
+        cln->handler = ngx_http_hpack_ctx_cleanup;
 
         ngx_http_set_ctx(r, ctx, ngx_http_hpack_module);
     }

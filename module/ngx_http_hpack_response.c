@@ -530,7 +530,7 @@ ngx_http_hpack_add_list(ngx_http_request_t *r, ngx_list_t *list,
     ngx_table_elt_t       *header;
     ngx_http_hpack_ctx_t  *ctx;
 
-    ctx = ngx_http_get_module_ctx(r, ngx_http_hpack_module);
+    ctx = ngx_http_hpack_find_ctx(r);
 
     nv = NULL;
     j = 0;
@@ -585,22 +585,32 @@ ngx_http_hpack_add_list(ngx_http_request_t *r, ngx_list_t *list,
             hd->value_literal_len = 0;
             hd->flags = 0;
 
-            /* a value the client sent never-indexed stays never-indexed */
-
-            for (k = 0; k < j; k++) {
-                if (nv[k].len == hd->value_len
-                    && ngx_memcmp(nv[k].data, hd->value, nv[k].len) == 0)
-                {
-                    hd->flags = HPACK_FIELD_NEVER_INDEX;
-                    break;
-                }
-            }
-
             hd++;
         }
     }
 
     *n = hd - hs;
+
+    /*
+     * a value the client sent never-indexed stays never-indexed, in the
+     * list's fields and in those before it (location, content-type...)
+     */
+
+    for (hd = hs; j && hd < hs + *n; hd++) {
+
+        if (hd->name[0] == ':') {
+            continue;
+        }
+
+        for (k = 0; k < j; k++) {
+            if (nv[k].len == hd->value_len
+                && ngx_memcmp(nv[k].data, hd->value, nv[k].len) == 0)
+            {
+                hd->flags = HPACK_FIELD_NEVER_INDEX;
+                break;
+            }
+        }
+    }
 
     return NGX_OK;
 }
