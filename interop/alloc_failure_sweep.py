@@ -814,7 +814,7 @@ def sweep(version, mode, at, reports):
     """Every allocation of the workload failed in turn (those of at only,
     when given; swept_site()); prints a line per N and the count line,
     returns the numbers passed and failed (the run without a failure
-    counts as one when it fails, or finds no allocation)."""
+    counts as one when it fails, or finds no allocation to sweep)."""
     began = time.monotonic()
     label = "nginx %s, %s" % (version, MODES[mode])
     try:
@@ -863,7 +863,11 @@ def sweep(version, mode, at, reports):
              kinds_failed["crash"], kinds_failed["sanitizer"], len(failed),
              " (N=%s)" % failed if failed else "",
              time.monotonic() - began), flush=True)
-    return swept - len(failed), len(failed) + (0 if sites else 1)
+    if not swept:
+        # the hooks took no effect, or the functions swept were renamed
+        print("alloc-failure (%s): FAIL no allocation of the module's to "
+              "sweep" % label, flush=True)
+    return swept - len(failed), len(failed) + (0 if swept else 1)
 
 
 def option(args, name):
