@@ -156,7 +156,8 @@ struct Model {
 };
 
 // The dynamic table size updates that lead a block (RFC 7541 4.2, 6.3).
-// An overlong one fails the block, so reading it as nghttp2 does is enough.
+// One longer than four octets fails the block, so reading it as nghttp2
+// does is enough.
 std::vector<size_t> leading_updates(const std::vector<uint8_t>& b) {
     std::vector<size_t> out;
     size_t i = 0;

@@ -111,8 +111,8 @@ private:
 
 // An HPACK integer (RFC 7541 5.1) as libnghttp2 1.52 reads it: at most
 // five continuation octets, the value within 32 bits; ok is false past
-// that or when the input ends first.  overlong: the last octet is 0x00
-// after the first continuation octet (which our decoder rejects).
+// that or when the input ends first.  overlong: longer than four octets
+// (which our decoder rejects, as nginx does).
 struct Integer {
     uint32_t value;
     size_t len;
@@ -128,7 +128,7 @@ inline Integer read_integer(const uint8_t* p, size_t n, int prefix) {
         if (i > 5 || i >= n) return {0, 0, false, false};
         acc += uint64_t{p[i] & 0x7fu} << (7 * (i - 1));
         if (acc > UINT32_MAX) return {0, 0, false, false};
-        if (!(p[i] & 0x80)) return {static_cast<uint32_t>(acc), i + 1, true, p[i] == 0 && i > 1};
+        if (!(p[i] & 0x80)) return {static_cast<uint32_t>(acc), i + 1, true, i + 1 > 4};
     }
 }
 

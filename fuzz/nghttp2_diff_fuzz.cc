@@ -7,18 +7,17 @@
 //
 // The known differences are rules here, not silence (fuzz/README.md):
 //
-//   E1  Overlong integers.  We reject an integer whose last continuation
-//       octet is 0x00 after the first (RFC 7541 5.1 pads nothing there;
-//       such padding lengthens a block at no cost to the sender).
-//       nghttp2 1.52 accepts them while the value has at most five
-//       continuation octets and fits 32 bits.  When we fail with
-//       HPACK_E_INTEGER exactly at the first representation that holds
-//       such an integer (found by scan() below), nghttp2 must have
-//       produced the same fields before it; the connection ends there.
-//       In canonical mode (kOpCanonical) we get the block with every
-//       overlong integer rewritten to its shortest form, nghttp2 the
-//       original, and no exception applies: nghttp2 reads them as the
-//       value they denote.
+//   E1  Integers longer than four octets.  We reject them, as nginx
+//       does (ngx_http_v2_parse_int()); nghttp2 1.52 accepts them while
+//       the value has at most five continuation octets and fits 32 bits.
+//       When we fail with HPACK_E_INTEGER exactly at the first
+//       representation that holds such an integer (found by scan()
+//       below), nghttp2 must have produced the same fields before it; the
+//       connection ends there.  In canonical mode (kOpCanonical) we get
+//       the block with every integer rewritten to its shortest form,
+//       nghttp2 the original, and no exception applies: nghttp2 reads them
+//       as the value they denote (a value whose shortest form is longer
+//       than four octets is no valid index, length or size for either).
 //
 //   Configured to agree: our string limit is nghttp2's fixed 65536
 //   (NGHTTP2_HD_MAX_NV); table sizes stay within HPACK_MAX_TABLE_SIZE.
@@ -58,8 +57,8 @@ struct Field {
 // ------------------------------------------------------------ scanning
 
 // The block walked representation by representation (RFC 7541 6) without
-// a table: where the first overlong integer is, and the block with every
-// overlong integer in its shortest form.  The walk stops at the first
+// a table: where the first integer longer than four octets is, and the
+// block with every integer in its shortest form.  The walk stops at the first
 // integer nghttp2 rejects too, or at a truncation; the rest is copied as
 // it is.
 struct Scan {

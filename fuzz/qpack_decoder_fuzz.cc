@@ -77,7 +77,7 @@ enum QOp : uint8_t {
 // ---------------------------------------------------- reading the wire
 
 // An integer with an N-bit prefix (RFC 9204 4.1.1, RFC 7541 5.1), as the
-// codec documents its acceptance: at most 62 bits, no overlong encoding.
+// codec documents its acceptance: at most 62 bits in at most ten octets.
 // st: 1 read, 0 the input ends first, -1 invalid.
 struct Int {
     int st;
@@ -95,7 +95,7 @@ Int read_int(const uint8_t* p, size_t n, int prefix) {
         const uint8_t b = p[i];
         v += uint64_t{b & 0x7fu} << (7 * (i - 1));
         if (!(b & 0x80)) {
-            if (v > kMax62 || (b == 0 && i > 1)) return {-1, 0, 0};
+            if (v > kMax62) return {-1, 0, 0};
             return {1, v, i + 1};
         }
     }

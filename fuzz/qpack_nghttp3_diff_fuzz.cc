@@ -26,19 +26,11 @@
 //
 // Differences, each a rule here (fuzz/README.md):
 //
-//   E1  Overlong integers.  We reject an integer whose last continuation
-//       octet is 0x00 after the first (RFC 9204 4.1.1 takes RFC 7541 5.1's
-//       integers, and we give each value one encoding, as our HPACK decoder
-//       does: docs/DESIGN.md, "QPACK decoder").  nghttp3 accepts up to nine
-//       continuation octets whatever they add.  Not an nghttp3 deviation:
-//       we are stricter than the RFC.  A table-less walk of the octets finds
-//       the first such integer; with "canonical" off, we must reject the
-//       instruction, or the section at that field line (QPACK_E_INTEGER,
-//       QPACK_E_ENC_INTEGER), after the same fields as nghttp3, and the
-//       connection ends there.  With "canonical" on (chosen per connection
-//       for the encoder stream, per section for sections), our decoder gets
-//       the octets with every overlong integer in its shortest form, nghttp3
-//       the original, and no exception applies.
+// Integers: both read an encoding longer than the shortest as its value,
+// up to 62 bits.  With "canonical" on (chosen per connection for the
+// encoder stream, per section for sections), our decoder gets the octets
+// with every integer in its shortest form, nghttp3 the original, and both
+// must read the same.
 //
 //   N1  nghttp3's string limits (NGHTTP3_QPACK_MAX_NAMELEN 256 and
 //       NGHTTP3_QPACK_MAX_VALUELEN 65536, on the coded length, checked as
@@ -128,39 +120,37 @@ constexpr uint64_t kNghttp3MaxValue = 65536;
 // ------------------------------------------------------------ the walk
 //
 // The octets walked without a table, as nghttp3 reads them: where each
-// instruction or field line ends, which integers are overlong (E1) and
-// which strings pass nghttp3's limits (N1), and the octets with every
-// integer in its shortest form (canonical).
+// instruction or field line ends, which strings pass nghttp3's limits
+// (N1), and the octets with every integer in its shortest form
+// (canonical).
 
 // An integer with an N-bit prefix as nghttp3 accepts it.  st 1: read (len
-// octets, overlong: we reject it); 0: the input ends first; -1: invalid
-// for both (above 2^62 - 1, or a tenth continuation octet), known after
-// len octets.
+// octets); 0: the input ends first; -1: invalid for both (above 2^62 - 1,
+// or a tenth continuation octet), known after len octets.
 struct Int {
     int st;
     uint64_t v;
     size_t len;
-    bool overlong;
 };
 
 Int walk_int(const uint8_t* p, size_t n, int prefix) {
-    if (n == 0) return {0, 0, 0, false};
+    if (n == 0) return {0, 0, 0};
     const uint64_t max = (1u << prefix) - 1;
     uint64_t v = p[0] & max;
-    if (v < max) return {1, v, 1, false};
+    if (v < max) return {1, v, 1};
     for (size_t i = 1; i <= 9; ++i) {
-        if (i >= n) return {0, 0, 0, false};
+        if (i >= n) return {0, 0, 0};
         const uint8_t b = p[i];
         v += uint64_t{b & 0x7fu} << (7 * (i - 1));
         if (!(b & 0x80)) {
-            if (v > kMax62) return {-1, 0, i + 1, false};
-            return {1, v, i + 1, b == 0 && i > 1};
+            if (v > kMax62) return {-1, 0, i + 1};
+            return {1, v, i + 1};
         }
     }
     // Nine continuation octets that all continue: nghttp3 rejects the
     // tenth whatever it is (we, the ninth).
-    if (n < 11) return {0, 0, 0, false};
-    return {-1, 0, 11, false};
+    if (n < 11) return {0, 0, 0};
+    return {-1, 0, 11};
 }
 
 // Walks the elements of one instruction or field line at p: integers and
@@ -171,10 +161,8 @@ struct Walk {
     size_t n;
     size_t at = 0;
     std::vector<uint8_t> canon;
-    bool overlong = false;     // a complete integer is overlong (E1)
     bool long_name = false;    // a literal name above kNghttp3MaxName
     bool long_value = false;   // a value above kNghttp3MaxValue
-    bool too_long_ours = false;   // a string above ours' section limit (65536)
 
     // 1 read, 0 incomplete, -1 invalid (at moved past it).
     int integer(int prefix, uint64_t* v) {
@@ -185,7 +173,6 @@ struct Walk {
             at += r.len;
             return -1;
         }
-        overlong |= r.overlong;
         put_integer(&canon, static_cast<uint8_t>(p[at] & ~((1u << prefix) - 1)), prefix, r.v);
         at += r.len;
         *v = r.v;
@@ -199,7 +186,6 @@ struct Walk {
         if (r <= 0) return r;
         if (name) long_name |= len > kNghttp3MaxName;
         else long_value |= len > kNghttp3MaxValue;
-        too_long_ours |= len > kNghttp3MaxValue;
         const size_t take = static_cast<size_t>(std::min<uint64_t>(len, n - at));
         canon.insert(canon.end(), p + at, p + at + take);
         at += take;
@@ -212,7 +198,6 @@ struct Instr {
     int st;              // 1 complete, 0 incomplete, -1 an invalid integer
     size_t len;          // octets (st != 0)
     bool inserts;        // adds an entry
-    bool overlong;       // E1
     bool too_long;       // N1: nghttp3's limits
     std::vector<uint8_t> canon;   // canonical form of the complete elements
 };
@@ -233,16 +218,14 @@ Instr walk_instruction(const uint8_t* p, size_t n) {
         inserts = !(b & 0x20);
         st = w.integer(5, &v);
     }
-    return {st, st != 0 ? w.at : 0, inserts, w.overlong, w.long_name || w.long_value,
-            std::move(w.canon)};
+    return {st, st != 0 ? w.at : 0, inserts, w.long_name || w.long_value, std::move(w.canon)};
 }
 
 // A field section (RFC 9204 4.5): its prefix and lines, walked until the
 // first line that is incomplete or holds an invalid integer.
 struct SectionWalk {
-    bool prefix_overlong = false;
     struct Line {
-        bool overlong, long_string, too_long_ours;
+        bool long_string;
     };
     std::vector<Line> lines;      // every line begun, the last maybe cut
     std::vector<uint8_t> canon;   // canonical octets, then the rest as is
@@ -253,7 +236,6 @@ SectionWalk walk_section(const std::vector<uint8_t>& s) {
     Walk w(s.data(), s.size());
     uint64_t v;
     bool ok = w.integer(8, &v) > 0 && w.at < s.size() && w.integer(7, &v) > 0;
-    out.prefix_overlong = w.overlong;
     out.canon = std::move(w.canon);
     size_t at = w.at;
     while (ok && at < s.size()) {
@@ -274,7 +256,7 @@ SectionWalk walk_section(const std::vector<uint8_t>& s) {
             st = l.integer(3, &v);
             if (st > 0) st = l.at < l.n ? l.string(7, false) : 0;
         }
-        out.lines.push_back({l.overlong, l.long_name || l.long_value, l.too_long_ours});
+        out.lines.push_back({l.long_name || l.long_value});
         out.canon.insert(out.canon.end(), l.canon.begin(), l.canon.end());
         at += l.at;
         ok = st > 0;
@@ -346,7 +328,7 @@ std::vector<DsInstr> parse_decoder_stream(const std::vector<uint8_t>& b, const c
     while (at < b.size()) {
         const int type = b[at] & 0x80 ? 2 : b[at] & 0x40 ? 1 : 0;
         const Int r = walk_int(b.data() + at, b.size() - at, type == 2 ? 7 : 6);
-        FUZZ_CHECK(r.st == 1 && !r.overlong,
+        FUZZ_CHECK(r.st == 1,
                    std::string(who) + " wrote a decoder stream that does not parse: " + hex(b));
         out.push_back({type, r.v});
         at += r.len;
@@ -434,19 +416,16 @@ struct Conn {
     // Returns normally when both accepted it.
     template <class Where>
     void judge(const Instr& in, int ro, int rn, const Where& where) {
-        const bool e1 = in.overlong && !canon_encoder;
         if (ro == QPACK_OK && rn == 0) {
             FUZZ_CHECK(in.st > 0, "both accepted an invalid integer: " + where());
-            FUZZ_CHECK(!e1, "we accepted an overlong integer: " + where());
             FUZZ_CHECK(!in.too_long, "nghttp3 accepted a string above its limits: " + where());
             check_inserts(where);
             return;
         }
         if (ro != QPACK_OK && rn != 0) throw Closed{};
         if (ro != QPACK_OK) {
-            FUZZ_CHECK(e1 && ro == QPACK_E_ENC_INTEGER,
-                       "we rejected an instruction nghttp3 accepted (" + std::to_string(ro) + "): " +
-                           where());
+            FUZZ_CHECK(false, "we rejected an instruction nghttp3 accepted (" +
+                                  std::to_string(ro) + "): " + where());
         } else {
             FUZZ_CHECK(in.too_long && rn == NGHTTP3_ERR_QPACK_HEADER_TOO_LARGE,
                        "nghttp3 rejected an instruction we accepted (" +
@@ -461,7 +440,7 @@ struct Conn {
         std::vector<Instr> done;
         std::vector<size_t> starts;
         size_t p = es_done;
-        Instr pending{0, 0, false, false, false, {}};
+        Instr pending{0, 0, false, false, {}};
         bool cut = false;
         while (p < es.size()) {
             Instr in = walk_instruction(es.data() + p, es.size() - p);
@@ -542,8 +521,7 @@ struct Conn {
             int rn = 0;
             uint64_t count = before, count_at_exception = 0, count_at_failure = 0;
             for (size_t k = 0; k < done.size(); ++k) {
-                if (exception == kNone &&
-                    ((done[k].overlong && !canon_encoder) || done[k].too_long)) {
+                if (exception == kNone && done[k].too_long) {
                     exception = k;
                     count_at_exception = count;
                 }
@@ -573,20 +551,12 @@ struct Conn {
                     throw Closed{};
                 }
             } else {
-                const Instr& e = done[exception];
-                if (e.overlong && !canon_encoder) {
-                    FUZZ_CHECK(ro != QPACK_OK && ours_count == count_at_exception &&
-                                   (ro == QPACK_E_ENC_INTEGER || failed == exception),
-                               "we did not reject the overlong integer of instruction " +
-                                   std::to_string(exception) + ": " + where());
-                } else {
-                    FUZZ_CHECK(failed == exception && rn == NGHTTP3_ERR_QPACK_HEADER_TOO_LARGE,
-                               "nghttp3 did not reject the long string of instruction " +
-                                   std::to_string(exception) + ": " + where());
-                    FUZZ_CHECK(ro == QPACK_OK || ours_count >= count_at_exception,
-                               "we rejected an instruction before " + std::to_string(exception) +
-                                   ": " + where());
-                }
+                FUZZ_CHECK(failed == exception && rn == NGHTTP3_ERR_QPACK_HEADER_TOO_LARGE,
+                           "nghttp3 did not reject the long string of instruction " +
+                               std::to_string(exception) + ": " + where());
+                FUZZ_CHECK(ro == QPACK_OK || ours_count >= count_at_exception,
+                           "we rejected an instruction before " + std::to_string(exception) +
+                               ": " + where());
                 throw Closed{};
             }
             es_fed = es_done = starts.back() + done.back().len;
@@ -608,7 +578,6 @@ struct Conn {
 
             if (ro != QPACK_OK && rn != 0) throw Closed{};
             if (ro != QPACK_OK) {
-                if (pending.overlong && !canon_encoder && ro == QPACK_E_ENC_INTEGER) throw Closed{};
                 owes = 2;
                 return;
             }
@@ -688,23 +657,14 @@ struct Conn {
         return o;
     }
 
-    // Both outcomes of one section judged (rules E1 and N1).  Returns
+    // Both outcomes of one section judged (rule N1).  Returns
     // normally when both decoded it or both blocked.
     template <class What>
-    void compare(const Outcome& o, const Outcome& n, const SectionWalk& w, bool canonical,
-                 const What& what) {
+    void compare(const Outcome& o, const Outcome& n, const SectionWalk& w, const What& what) {
         auto where = [&] { return what() + "\n  " + o.show("ours") + "\n  " + n.show("nghttp3"); };
-        if (!canonical && w.prefix_overlong) {
-            FUZZ_CHECK(o.kind == Outcome::kError && o.rc == QPACK_E_INTEGER,
-                       "we accepted a prefix with an overlong integer: " + where());
-            throw Closed{};
-        }
-        size_t ex_ours = kNone, ex_theirs = kNone;
-        for (size_t i = 0; i < w.lines.size(); ++i) {
-            if (ex_ours == kNone && !canonical && w.lines[i].overlong) ex_ours = i;
-            if (ex_theirs == kNone && w.lines[i].long_string) ex_theirs = i;
-        }
-        const size_t ex = std::min(ex_ours, ex_theirs);
+        size_t ex = kNone;
+        for (size_t i = 0; i < w.lines.size() && ex == kNone; ++i)
+            if (w.lines[i].long_string) ex = i;
         const bool ours_before = o.kind == Outcome::kError && o.fields.size() < ex;
         const bool theirs_before = n.kind == Outcome::kError && n.fields.size() < ex;
         if (ex != kNone && o.kind != Outcome::kBlocked && n.kind != Outcome::kBlocked &&
@@ -714,16 +674,9 @@ struct Conn {
             // Both failing at line ex is plain agreement.
             const bool ours_at = o.kind == Outcome::kError && o.fields.size() == ex;
             const bool theirs_at = n.kind == Outcome::kError && n.fields.size() == ex;
-            if (ex == ex_ours) {
-                FUZZ_CHECK(ours_at && (theirs_at || o.rc == QPACK_E_INTEGER ||
-                                       (w.lines[ex].too_long_ours && o.rc == QPACK_E_STRING_TOO_LARGE)),
-                           "we did not reject line " + std::to_string(ex) +
-                               " (an overlong integer): " + where());
-            } else {
-                FUZZ_CHECK(theirs_at && (ours_at || n.rc == NGHTTP3_ERR_QPACK_HEADER_TOO_LARGE),
-                           "nghttp3 did not reject line " + std::to_string(ex) +
-                               " (a long string): " + where());
-            }
+            FUZZ_CHECK(theirs_at && (ours_at || n.rc == NGHTTP3_ERR_QPACK_HEADER_TOO_LARGE),
+                       "nghttp3 did not reject line " + std::to_string(ex) +
+                           " (a long string): " + where());
             throw Closed{};
         }
         FUZZ_CHECK(o.kind == n.kind, "outcomes differ: " + where());
@@ -763,7 +716,7 @@ struct Conn {
                    " section " + hex(bytes);
         };
         try {
-            compare(o, n, w, canonical, what);
+            compare(o, n, w, what);
         } catch (const Closed&) {
             nghttp3_qpack_stream_context_del(sctx);
             throw;
@@ -813,7 +766,7 @@ struct Conn {
                        std::to_string(b.stream) + " section " + hex(b.ours);
             };
             try {
-                compare(o, n, b.walk, b.canonical, what);
+                compare(o, n, b.walk, what);
             } catch (const Closed&) {
                 for (size_t j = i; j < ready.size(); ++j) nghttp3_qpack_stream_context_del(ready[j].sctx);
                 throw;
@@ -976,7 +929,7 @@ size_t write_seeds(const std::string& dir) {
         seeds.push_back(s.w.bytes());
     }
     {   // The same inserts cut inside instructions, Huffman-coded, and an
-        // overlong integer given canonically.
+        // integer in a longer encoding given canonically.
         Seed s(4096, 2, 1);
         s.encoder("3fe11f" "c08cf1e3c2e5f2");
         s.encoder("3a6ba0ab90f4ff" "6825a849e95ba97d7f" "8925a849e95bb8e8b4bf");
@@ -985,7 +938,7 @@ size_t write_seeds(const std::string& dir) {
         s.op({kDDrain});
         seeds.push_back(s.w.bytes());
     }
-    {   // An overlong integer on each side of E1, and a long literal name.
+    {   // An integer in a longer encoding, and a long literal name.
         Seed s(0, 0, 0);
         s.section(1, "0000 ff8000");
         seeds.push_back(s.w.bytes());

@@ -254,6 +254,25 @@ SEQUENCES = {
         "a HEADERS frame whose padding is all of its payload after the pad "
         "length (RFC 9113 6.2 allows it: an empty field block)", [
             lambda s: (b"", (), 5)]),
+    # RFC 7541 5.1 allows an integer longer than its shortest encoding;
+    # nginx reads up to four octets (ngx_http_v2_parse_int())
+    "integers_in_longer_encodings": (
+        "a leading size update to 4096, a static name index (15) and a "
+        "value length (127) in longer encodings than the shortest, of "
+        "three and four octets", [
+            lambda s: b"\x3f\xe1\x9f\x00" + echo_base(s) + b"\x0f\x80\x00"
+            + lit(b"utf-8") + b"\x00" + lit(b"x-h00") + b"\x7f\x80\x80\x00"
+            + b"v" * 127,
+            lambda s: echo_base(s) + b"\x0f\x80\x80\x00" + lit(b"utf-8")
+            + b"\x00" + lit(b"x-h00") + b"\x7f\x80\x00" + b"w" * 127]),
+    "integer_of_five_octets": (
+        "a value length of 127 in five octets", [
+            lambda s: echo_base(s) + b"\x00" + lit(b"x-h00")
+            + b"\x7f\x80\x80\x80\x00" + b"v" * 127]),
+    "value_length_of_five_octets": (
+        "a value length of 2,097,279 (five octets at the shortest)", [
+            lambda s: echo_base(s) + b"\x00" + lit(b"x-h00")
+            + b"\x7f\x80\x80\x80\x01" + b"v" * 127]),
 }
 
 

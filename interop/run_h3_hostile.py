@@ -127,6 +127,13 @@ CASES = {
         "Insert Count Increment 4128 after one response (RFC 9204 4.4.3)",
         script("request /security", "wait", "decoder 3fe11f", "wait-close"),
         ("close", QPACK_DECODER_STREAM_ERROR)),
+    "integers_in_longer_encodings_are_served": (
+        "Set Dynamic Table Capacity 4096 as 3f e1 9f 00 and user-agent's "
+        "static index 95 as 5f d0 00, longer than the shortest encodings "
+        "(RFC 9204 4.1.1 takes RFC 7541 5.1's integers, which allow them)",
+        script("encoder 3fe19f00", "raw-request 0000" + FIELDS + "5fd0000161",
+               "wait"),
+        ("served", 1)),
     "stream_cancellation_of_unknown_stream_is_no_error": (
         "Stream Cancellation of stream 400, never opened (RFC 9204 4.4.2)",
         script("decoder 7fd102", "request /security", "wait",

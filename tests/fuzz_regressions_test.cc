@@ -83,21 +83,21 @@ TEST(FuzzRegression, IncrementalLiteralWithAnEmptyDynamicNameFirst) {
 
 // ------------------------------------------------- nghttp2 differences
 
-struct Overlong {
+struct Integers {
     const char* what;
     std::string wire;
     HeaderList nghttp2_fields;
 };
 
-void PrintTo(const Overlong& c, std::ostream* os) { *os << c.what; }
+void PrintTo(const Integers& c, std::ostream* os) { *os << c.what; }
 
-class Nghttp2Difference : public ::testing::TestWithParam<Overlong> {};
+class Nghttp2Difference : public ::testing::TestWithParam<Integers> {};
 
-// E1: an integer whose last continuation octet is 0x00 after the first is
-// overlong; we reject it, nghttp2 1.52 reads it as the value it denotes
-// (five continuation octets at most).
-TEST_P(Nghttp2Difference, OverlongIntegerRejectedByUsAcceptedByNghttp2) {
-    const Overlong& c = GetParam();
+// E1: an integer longer than four octets; we reject it, as nginx does
+// (ngx_http_v2_parse_int()), nghttp2 1.52 reads up to six octets as the
+// value they denote.
+TEST_P(Nghttp2Difference, IntegerOverFourOctetsRejectedByUsAcceptedByNghttp2) {
+    const Integers& c = GetParam();
     std::vector<Decoded> ours;
     EXPECT_EQ(decode_ours(unhex(c.wire), &ours), HPACK_E_INTEGER) << c.what;
     HeaderList theirs;
@@ -108,11 +108,33 @@ TEST_P(Nghttp2Difference, OverlongIntegerRejectedByUsAcceptedByNghttp2) {
 INSTANTIATE_TEST_SUITE_P(
     E1, Nghttp2Difference,
     ::testing::Values(
-        Overlong{"name index 15 as 0f 80 00", "0f8000 00", {{"accept-charset", ""}}},
-        Overlong{"name index 15, five continuation octets", "0f8080808000 00",
-                 {{"accept-charset", ""}}},
-        Overlong{"size update 31 as 3f 80 00", "3f8000 82", {{":method", "GET"}}},
-        Overlong{"value length 127 as 7f 80 00", "00 0161 7f8000 " + repeat("61", 127),
+        Integers{"name index 15 in five octets", "0f80808000 00", {{"accept-charset", ""}}},
+        Integers{"name index 15 in six octets", "0f8080808000 00", {{"accept-charset", ""}}},
+        Integers{"size update 31 in five octets", "3f80808000 82", {{":method", "GET"}}},
+        Integers{"value length 127 in five octets", "00 0161 7f80808000 " + repeat("61", 127),
+                 {{"a", std::string(127, 'a')}}}));
+
+class Nghttp2SameFields : public ::testing::TestWithParam<Integers> {};
+
+// Longer encodings than the shortest, up to four octets: both read the
+// value they denote (RFC 7541 5.1 allows them, and nginx takes them).
+TEST_P(Nghttp2SameFields, LongerIntegerEncodingsReadAsTheirValue) {
+    const Integers& c = GetParam();
+    std::vector<Decoded> ours;
+    EXPECT_EQ(decode_ours(unhex(c.wire), &ours), HPACK_OK) << c.what;
+    EXPECT_EQ(names_values(ours), c.nghttp2_fields) << c.what;
+    HeaderList theirs;
+    EXPECT_EQ(inflate(unhex(c.wire), &theirs), 0) << c.what;
+    EXPECT_EQ(theirs, c.nghttp2_fields) << c.what;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    LongerEncodings, Nghttp2SameFields,
+    ::testing::Values(
+        Integers{"name index 15 as 0f 80 00", "0f8000 00", {{"accept-charset", ""}}},
+        Integers{"name index 15 in four octets", "0f808000 00", {{"accept-charset", ""}}},
+        Integers{"size update 4096 as 3f e1 9f 00", "3fe19f00 82", {{":method", "GET"}}},
+        Integers{"value length 127 as 7f 80 00", "00 0161 7f8000 " + repeat("61", 127),
                  {{"a", std::string(127, 'a')}}}));
 
 struct Agreement {
@@ -137,7 +159,7 @@ TEST_P(Nghttp2Agreement, BothReject) {
 INSTANTIATE_TEST_SUITE_P(
     Strictness, Nghttp2Agreement,
     ::testing::Values(
-        Agreement{"six continuation octets", "0f808080808000 00", HPACK_E_INTEGER},
+        Agreement{"seven octets", "0f808080808000 00", HPACK_E_INTEGER},
         Agreement{"Huffman 'a' and 11 bits of padding", "00 0161 82 1fff",
                   HPACK_E_HUFFMAN_PADDING},
         Agreement{"Huffman padding of only 8 one bits", "00 0161 81 ff",

@@ -463,7 +463,8 @@ INSTANTIATE_TEST_SUITE_P(
                   QPACK_E_ENC_HUFFMAN_PADDING},
         ErrorCase{"integer above 62 bits", 220, "3fffffffffffffffffff7f", nullptr,
                   QPACK_E_ENC_INTEGER},
-        ErrorCase{"overlong integer", 220, "3f8000", nullptr, QPACK_E_ENC_INTEGER}),
+        ErrorCase{"integer of eleven octets", 220, "3f" "808080808080808080" "00", nullptr,
+                  QPACK_E_ENC_INTEGER}),
     [](const ::testing::TestParamInfo<ErrorCase>& i) {
         std::string n;
         for (const char* p = i.param.what; *p; ++p)
@@ -523,7 +524,8 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"padding not all ones in a literal name", 220, "", "0000291800",
                   QPACK_E_HUFFMAN_PADDING},
         ErrorCase{"index above 62 bits", 220, "", "0000ffffffffffffffffffff7f", QPACK_E_INTEGER},
-        ErrorCase{"overlong Required Insert Count", 220, "", "ff800000", QPACK_E_INTEGER},
+        ErrorCase{"Required Insert Count of eleven octets", 220, "",
+                  "ff" "808080808080808080" "00" "00", QPACK_E_INTEGER},
         ErrorCase{"blocked with SETTINGS_QPACK_BLOCKED_STREAMS 0", 220, "", "0200",
                   QPACK_E_BLOCKED_STREAMS}),
     [](const ::testing::TestParamInfo<ErrorCase>& i) {
@@ -741,6 +743,24 @@ TEST(QpackSection, AnyBaseWithoutDynamicReferences) {
     ASSERT_EQ(q.section_bytes(0, s, &out), QPACK_OK);
     EXPECT_EQ(list_of(out), (HeaderList{{":method", "GET"}}));
     EXPECT_EQ(q.section(0, "007fffffffffffffffff7f"), QPACK_E_INTEGER);
+}
+
+// Integers in longer encodings than the shortest are read as their value,
+// up to ten octets (RFC 9204 4.1.1 takes RFC 7541 5.1's integers, which
+// allow them, and nginx's ngx_http_v3_parse_prefix_int() takes them).
+TEST(QpackSection, LongerIntegerEncodingsAreTheirValue) {
+    Qpack q(100, 0);
+    ASSERT_EQ(q.encoder("3fc58000"), QPACK_OK);   // capacity 100 in four octets
+    const std::string name(31, 'a');               // its length in three
+    ASSERT_EQ(q.encoder("5f8000" + hex(reinterpret_cast<const uint8_t*>(name.data()),
+                                       name.size()) + "00"),
+              QPACK_OK);
+    ASSERT_EQ(qpack_decoder_insert_count(q.dec), 1u);
+    std::vector<Decoded> out;
+    // the entry, then static 63 and 64 in three and four octets
+    ASSERT_EQ(q.section(0, "0200" "80" "ff8000" "ff818000", &out), QPACK_OK);
+    EXPECT_EQ(list_of(out), (HeaderList{{name, ""}, {":status", "100"}, {":status", "204"}}));
+    EXPECT_EQ(q.section(4, "0000" "ff" "808080808080808080" "00"), QPACK_E_INTEGER);
 }
 
 // RFC 9204 4.5.1.1's example: a 100-octet table encodes the Required

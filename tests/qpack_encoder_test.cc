@@ -814,7 +814,9 @@ TEST(QpackEncoderDecoderStream, ErrorsAreDecoderStreamErrors) {
         {"acknowledgment with nothing outstanding", "80", QPACK_E_DEC_ACK},
         {"increment of zero", "00", QPACK_E_DEC_INCREMENT},
         {"increment beyond the inserts", "02", QPACK_E_DEC_INCREMENT},
-        {"integer overlong", "3f8000", QPACK_E_DEC_INTEGER},
+        {"integer of eleven octets", "3f" "808080808080808080" "00", QPACK_E_DEC_INTEGER},
+        {"increment of 63 in three octets, beyond the inserts", "3f8000",
+         QPACK_E_DEC_INCREMENT},
         {"integer above 62 bits", "ffffffffffffffffffff01", QPACK_E_DEC_INTEGER},
     };
     for (const Case& c : cases) {

@@ -66,7 +66,7 @@ enum hpack_status {
 
 enum hpack_error {
     /* the peer's block is malformed: HTTP/2 COMPRESSION_ERROR */
-    HPACK_E_INTEGER          = -1,  /* integer overflows or is overlong */
+    HPACK_E_INTEGER          = -1,  /* integer longer than four octets */
     HPACK_E_TRUNCATED        = -2,  /* block ends inside a representation */
     HPACK_E_INDEX            = -3,  /* index 0 or past the end of the table */
     HPACK_E_HUFFMAN_EOS      = -4,  /* EOS symbol inside a Huffman string */

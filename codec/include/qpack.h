@@ -51,7 +51,7 @@ enum qpack_status {
 
 enum qpack_error {
     /* a field section is malformed: QPACK_DECOMPRESSION_FAILED */
-    QPACK_E_INTEGER            = -101, /* integer above 62 bits or overlong */
+    QPACK_E_INTEGER            = -101, /* integer above 62 bits or of over ten octets */
     QPACK_E_TRUNCATED          = -102, /* section ends inside a line */
     QPACK_E_STATIC_INDEX       = -103, /* static index above 98 */
     QPACK_E_DYNAMIC_INDEX      = -104, /* a dynamic entry that was evicted,
@@ -67,7 +67,7 @@ enum qpack_error {
                                           SETTINGS_QPACK_BLOCKED_STREAMS */
 
     /* the encoder stream is malformed: QPACK_ENCODER_STREAM_ERROR */
-    QPACK_E_ENC_INTEGER        = -121, /* integer above 62 bits or overlong */
+    QPACK_E_ENC_INTEGER        = -121, /* integer above 62 bits or of over ten octets */
     QPACK_E_ENC_CAPACITY       = -122, /* capacity above our maximum */
     QPACK_E_ENC_STATIC_INDEX   = -123, /* static name index above 98 */
     QPACK_E_ENC_DYNAMIC_INDEX  = -124, /* an evicted or nonexistent entry */
@@ -77,7 +77,7 @@ enum qpack_error {
                                            ones */
 
     /* the decoder stream is malformed: QPACK_DECODER_STREAM_ERROR */
-    QPACK_E_DEC_INTEGER        = -141, /* integer above 62 bits or overlong */
+    QPACK_E_DEC_INTEGER        = -141, /* integer above 62 bits or of over ten octets */
     QPACK_E_DEC_ACK            = -142, /* Section Acknowledgment for a
                                           stream with no unacknowledged
                                           section (4.4.1) */

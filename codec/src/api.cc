@@ -33,7 +33,7 @@ HPACK_API const char* hpack_strerror(int rc) {
     case HPACK_OK: return "success";
     case HPACK_BLOCK_END: return "end of header block";
     case HPACK_NEED_MORE: return "header block continues in the next piece";
-    case HPACK_E_INTEGER: return "integer overflows 32 bits or is overlong";
+    case HPACK_E_INTEGER: return "integer longer than four octets";
     case HPACK_E_TRUNCATED: return "header block ends inside a representation";
     case HPACK_E_INDEX: return "index 0 or past the end of the table";
     case HPACK_E_HUFFMAN_EOS: return "EOS symbol inside a Huffman string";
@@ -74,7 +74,7 @@ HPACK_API const char* qpack_strerror(int rc) {
     case QPACK_OK: return "success";
     case QPACK_SECTION_END: return "end of field section";
     case QPACK_BLOCKED: return "field section blocked until its inserts arrive";
-    case QPACK_E_INTEGER: return "field section integer above 62 bits or overlong";
+    case QPACK_E_INTEGER: return "field section integer above 62 bits or longer than ten octets";
     case QPACK_E_TRUNCATED: return "field section ends inside a field line";
     case QPACK_E_STATIC_INDEX: return "field line static index past the table";
     case QPACK_E_DYNAMIC_INDEX:
@@ -87,7 +87,7 @@ HPACK_API const char* qpack_strerror(int rc) {
     case QPACK_E_BASE: return "field section Base below 0";
     case QPACK_E_BLOCKED_STREAMS:
         return "more blocked streams than SETTINGS_QPACK_BLOCKED_STREAMS";
-    case QPACK_E_ENC_INTEGER: return "encoder stream integer above 62 bits or overlong";
+    case QPACK_E_ENC_INTEGER: return "encoder stream integer above 62 bits or longer than ten octets";
     case QPACK_E_ENC_CAPACITY:
         return "dynamic table capacity above SETTINGS_QPACK_MAX_TABLE_CAPACITY";
     case QPACK_E_ENC_STATIC_INDEX: return "encoder stream static index past the table";
@@ -97,7 +97,7 @@ HPACK_API const char* qpack_strerror(int rc) {
     case QPACK_E_ENC_HUFFMAN_EOS: return "EOS symbol inside an encoder stream Huffman string";
     case QPACK_E_ENC_HUFFMAN_PADDING:
         return "encoder stream Huffman padding longer than 7 bits or not all ones";
-    case QPACK_E_DEC_INTEGER: return "decoder stream integer above 62 bits or overlong";
+    case QPACK_E_DEC_INTEGER: return "decoder stream integer above 62 bits or longer than ten octets";
     case QPACK_E_DEC_ACK:
         return "Section Acknowledgment for a stream with no unacknowledged section";
     case QPACK_E_DEC_INCREMENT:

@@ -10,12 +10,15 @@
 
 namespace hpack {
 
-// The largest integer accepted: every length and index fits in 32 bits, and
-// five continuation octets carry at most 35 bits.
+// HPACK integers are read up to four octets, the prefix octet and three
+// continuations, as nginx reads them (ngx_http_v2_parse_int(),
+// NGX_HTTP_V2_INT_OCTETS): at most 2^21 + 254, more than any length,
+// index or table size a decoder takes.  Longer ones are HPACK_E_INTEGER.
 constexpr uint32_t kIntegerMax = UINT32_MAX;
-constexpr int kIntegerMaxContinuation = 5;
+constexpr int kIntegerMaxContinuation = 3;
 
-// Longest encoding of a 32-bit integer: the prefix octet + 5 continuations.
+// Longest encoding of a 32-bit integer that the encoder writes: the prefix
+// octet + 5 continuations.
 constexpr size_t kIntegerMaxBytes = 6;
 
 enum IntegerResult : int {
@@ -35,11 +38,11 @@ constexpr size_t kInteger62MaxBytes = 1 + kInteger62MaxContinuation;
 // representation bits above the prefix are ignored), up to Max in at most
 // MaxContinuation continuation octets.  Returns the number of octets
 // consumed, kIntegerIncomplete when the input ends first, or
-// HPACK_E_INTEGER when the value exceeds Max or the encoding is overlong (a
-// final continuation octet of zero adds nothing: such padding is a way to
-// make a field arbitrarily long without decoding cost).  Group i adds at
-// most 7 bits at 7 (i - 1): for 9 groups the sum stays below 2^63 + 2^8,
-// so it cannot wrap before the test.
+// HPACK_E_INTEGER when the value exceeds Max or the encoding is longer.
+// An encoding longer than the shortest is read as the value it denotes:
+// RFC 7541 5.1 and RFC 9204 4.1.1 allow it, and nginx takes it.  Group i
+// adds at most 7 bits at 7 (i - 1): for 9 groups the sum stays below 2^63
+// + 2^8, so it cannot wrap before the test.
 template <class T, uint64_t Max, int MaxContinuation>
 inline int decode_prefixed(const uint8_t* p, const uint8_t* end, int prefix_bits, T* value) {
     const uint32_t max_prefix = (1u << prefix_bits) - 1;
@@ -54,7 +57,7 @@ inline int decode_prefixed(const uint8_t* p, const uint8_t* end, int prefix_bits
         const uint8_t b = p[i];
         acc += static_cast<uint64_t>(b & 0x7f) << (7 * (i - 1));
         if (!(b & 0x80)) {
-            if (acc > Max || (b == 0 && i > 1)) return HPACK_E_INTEGER;
+            if (acc > Max) return HPACK_E_INTEGER;
             *value = static_cast<T>(acc);
             return i + 1;
         }
@@ -62,14 +65,15 @@ inline int decode_prefixed(const uint8_t* p, const uint8_t* end, int prefix_bits
     return HPACK_E_INTEGER;
 }
 
-// HPACK's integers: up to kIntegerMax.
+// HPACK's integers: up to four octets.
 inline int decode_integer(const uint8_t* p, const uint8_t* end,
                           int prefix_bits, uint32_t* value) {
     return decode_prefixed<uint32_t, kIntegerMax, kIntegerMaxContinuation>(p, end, prefix_bits,
                                                                            value);
 }
 
-// QPACK's: up to kInteger62Max.
+// QPACK's: up to kInteger62Max, in up to ten octets, as nginx's
+// ngx_http_v3_parse_prefix_int() takes them.
 inline int decode_integer62(const uint8_t* p, const uint8_t* end,
                             int prefix_bits, uint64_t* value) {
     return decode_prefixed<uint64_t, kInteger62Max, kInteger62MaxContinuation>(p, end, prefix_bits,
