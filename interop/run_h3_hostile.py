@@ -23,8 +23,8 @@ import subprocess
 import sys
 import time
 
-from interop import cases_h3_differential, harness, nginx_runner
-from interop.harness import check, info
+from interop import cases_h3_differential, cases_status, harness, nginx_runner
+from interop.harness import Failure, check, info
 from interop.harness.h3 import (check_logs, security_fields, start_servers,
                                 suite)
 
@@ -318,6 +318,50 @@ def blocked_at_the_limit(server):
     expect_served(run, limit)
 
 
+def quiet_counters(server):
+    """The h3 counters once no connection is open and the page's forms
+    agree (a connection that just closed may still be counted open)."""
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            page = cases_status.scrape(server)["h3"][0]
+            if page["hpack_connections"] == 0:
+                return page
+        except Failure:
+            if time.monotonic() > deadline:
+                raise
+        check(time.monotonic() < deadline, "an HTTP/3 connection stays "
+              "counted open")
+        time.sleep(0.1)
+
+
+def status_counts_the_client_octets(server):
+    """hpack_status's h3 request counters grow by exactly what the client
+    sent (the page read over HTTPS/1.1): the encoder stream's octets
+    (capacity and one insert), two sections' octets, their field lines,
+    RFC 7541 sizes (32 a field over name and value) and indexed lines."""
+    enc = CAPACITY_4096 + INSERT_1
+    sections = ["0000" + FIELDS,                # 4 lines, 2 static indexed
+                "0200" + FIELDS + "80"]         # and the insert, indexed
+    plain = 7 + 3 + 7 + 5 + 10 + 9 + 5 + 9      # the four lines of FIELDS
+    before = quiet_counters(server)
+    run = h3client(server, script("encoder " + enc, "sleep 100",
+                                  *["raw-request " + x for x in sections],
+                                  "wait"))
+    expect_served(run, 2)
+    want = {"hpack_in_stream_bytes_total": len(enc) // 2,
+            "hpack_in_wire_bytes_total":
+                (len(enc) + sum(len(x) for x in sections)) // 2,
+            "hpack_in_fields_total": 4 + 5,
+            "hpack_in_plain_bytes_total":
+                plain + 4 * 32 + plain + len("x-hostile1") + 5 * 32,
+            "hpack_in_indexed_total": 2 + 3}
+    after = quiet_counters(server)
+    got = {k: after[k] - before[k] for k in want}
+    check(got == want, "the counters grew by %s, the client sent %s"
+          % (got, want))
+
+
 ACK_CASES = [
     ("normal_traffic_50_requests_no_error", normal_traffic),
     ("acks_withheld_100_requests_blocked_streams_4", acks_withheld_4),
@@ -340,6 +384,12 @@ def hostile(server, name):
     next_connection_served(server)
 
 
+def configure(server):
+    """The differential servers, and hpack_status on h3-on's."""
+    cases_h3_differential.configure(server)
+    server.status = server.kind == "on"
+
+
 def main():
     args, results = suite(__doc__, "run_h3_hostile")
     running = {}
@@ -351,7 +401,7 @@ def main():
         start_servers(results, args.version, ("on", "stock"), running,
                       lambda: None if os.access(H3CLIENT, os.X_OK)
                       else "%s not built (make h3client)" % H3CLIENT,
-                      configure=cases_h3_differential.configure)
+                      configure=configure)
 
         for name in CASES:
             for server in running.values():
@@ -359,6 +409,10 @@ def main():
         for name, fn in ACK_CASES:
             for server in running.values():
                 results.run(server.label, name, fn, server)
+        if "on" in running:
+            results.run(running["on"].label,
+                        "hpack_status_counts_the_octets_the_client_sent",
+                        status_counts_the_client_octets, running["on"])
         results.run("%s h3-on" % args.version,
                     "differential_corpus_answers_like_stock",
                     cases_h3_differential.differential, running, H3CLIENT)
