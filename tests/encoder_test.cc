@@ -204,6 +204,27 @@ TEST(EncoderHints, TheCallersNeverIndexFlagWinsOverAHint) {
     EXPECT_EQ(out[0].rep, HPACK_REP_INDEXED);
 }
 
+// Octets equal to the hash's constants, or to 0 or 1, at any place in a
+// string of any length, leave its hash depending on the seed and on every
+// other octet: no input wipes the state.
+TEST(Hash, NoOctetsMakeTheSeedOrTheRestIrrelevant) {
+    const uint64_t words[] = {0, 1, ~uint64_t{0}, 0xa0761d6478bd642full,
+                              0xe7037ed1a0b428dbull, 0x8ebc6af09c88c6e3ull};
+    for (size_t n = 8; n <= 80; ++n) {
+        for (size_t at = 0; at + 8 <= n; ++at) {
+            for (uint64_t w : words) {
+                std::vector<uint8_t> v(n, 'x'), u;
+                memcpy(v.data() + at, &w, 8);
+                u = v;
+                u[at ? 0 : n - 1] ^= 1;  // an octet outside the word
+                const uint64_t h1 = hpack::hash_bytes(v.data(), n, 0x1234);
+                EXPECT_NE(h1, hpack::hash_bytes(v.data(), n, 0x5678)) << n << " " << at;
+                EXPECT_NE(h1, hpack::hash_bytes(u.data(), n, 0x1234)) << n << " " << at;
+            }
+        }
+    }
+}
+
 // The encoder's comparison of octets, at every length up to 100 and with
 // a difference at every place, each span at the end of its buffer so that
 // the sanitizer sees a read past it.
@@ -472,6 +493,97 @@ TEST(EncoderPolicy, HotEntriesWithTwoOctetIndexesAreRefreshed) {
     EXPECT_EQ(reps, want);
     auto last = round_trip({hot});
     EXPECT_EQ(last[0].index, 62u);  // the refreshed copy, the newest entry
+    hpack_encoder_destroy(e);
+    hpack_decoder_destroy(d);
+}
+
+// hpack.h's lists of the built-in policy, name by name.
+TEST(EncoderPolicy, TheBuiltInListsAreTheDocumentedOnes) {
+    hpack_policy_t* policy = hpack_policy_create(nullptr);
+    ASSERT_NE(policy, nullptr);
+    auto flags = [&](const std::string& n) {
+        return hpack_policy_lookup(policy, n.data(), n.size());
+    };
+    for (const char* n : {"authorization", "proxy-authorization"})
+        EXPECT_EQ(flags(n), unsigned{HPACK_POLICY_NEVER_INDEX}) << n;
+    for (const char* n : {"cookie", "set-cookie", "content-length", "date", "etag", "last-modified", "expires", "age",
+                          ":path", "location", "if-none-match", "if-modified-since",
+                          "x-request-id", "x-correlation-id", "request-id", "traceparent",
+                          "x-amzn-trace-id", "content-range"})
+        EXPECT_EQ(flags(n), unsigned{HPACK_POLICY_VOLATILE}) << n;
+    for (const char* n : {"server", "content-type", "cache-control", "vary", "x-frame-options"})
+        EXPECT_EQ(flags(n), 0u) << n;
+    hpack_policy_destroy(policy);
+}
+
+// A refresh inserts into the name's chain as any insertion does: the entry
+// it pushes out of the walk's reach is linked into the name+value index,
+// and found there.
+TEST(EncoderPolicy, ARefreshLeavesTheChainsEntriesFound) {
+    hpack_encoder_t* e = hpack_encoder_create(nullptr, 65536, nullptr);
+    hpack_decoder_t* d = hpack_decoder_create(nullptr, 65536);
+    ASSERT_EQ(hpack_decoder_set_settings_table_size(d, 65536), HPACK_OK);
+    ASSERT_EQ(hpack_encoder_set_peer_table_size(e, 65536), HPACK_OK);
+    auto one = [&](const std::string& n, const std::string& v) {
+        std::vector<Decoded> out;
+        EXPECT_EQ(decode(d, encode(e, {{n, v}}), &out), HPACK_OK);
+        EXPECT_EQ(names_values(out), (HeaderList{{n, v}}));
+        return out.at(0);
+    };
+    one("via", "old");
+    for (int i = 0; i < 70; ++i) one("x-fill-" + std::to_string(i), "f");
+    for (int i = 0; i < 8; ++i) one("via", "v" + std::to_string(i));
+    Decoded v0 = one("via", "v0");  // the chain's 8th entry: found by the walk
+    ASSERT_EQ(v0.rep, HPACK_REP_INDEXED);
+    ASSERT_EQ(v0.index, 69u);
+    std::vector<hpack_representation_t> reps;
+    for (int i = 0; i < 12; ++i) reps.push_back(one("via", "old").rep);
+    ASSERT_EQ(reps.back(), HPACK_REP_INCREMENTAL);  // the refresh, a 10th via
+    v0 = one("via", "v0");  // now 9th in the chain
+    EXPECT_EQ(v0.rep, HPACK_REP_INDEXED);
+    EXPECT_EQ(v0.index, 70u);
+    hpack_encoder_destroy(e);
+    hpack_decoder_destroy(d);
+}
+
+// References the repeats of a refused block counted are taken back: the
+// refresh of a hot entry with a two-octet index comes at its 12th
+// reference, however many blocks were refused between.
+TEST(EncoderHints, ARefusedBlockCountsNoReferences) {
+    hpack_encoder_t* e = hpack_encoder_create(nullptr, 65536, nullptr);
+    hpack_decoder_t* d = hpack_decoder_create(nullptr, 65536);
+    ASSERT_EQ(hpack_decoder_set_settings_table_size(d, 65536), HPACK_OK);
+    ASSERT_EQ(hpack_encoder_set_peer_table_size(e, 65536), HPACK_OK);
+    const Header hot("x-hot", "yes");
+    const Header long_hot("x-long", std::string(60, 'L'));
+    auto round_trip = [&](const HeaderList& list) {
+        std::vector<Decoded> out;
+        EXPECT_EQ(decode(d, encode(e, list), &out), HPACK_OK);
+        EXPECT_EQ(names_values(out), list);
+        return out;
+    };
+    round_trip({hot, long_hot});
+    for (int i = 0; i < 100; ++i)
+        round_trip({{"x-fill", std::to_string(i)}, {"x-fill", std::to_string(i)}});
+    auto first = round_trip({hot, long_hot});  // the 1st reference, two octets
+    ASSERT_EQ(first[0].rep, HPACK_REP_INDEXED);
+    ASSERT_GE(first[0].index, 127u);
+    // its hints made, the repeats run, then the bound refuses the block
+    const HeaderList refused = {hot, long_hot, {"x-big", std::string(200, 'b')}};
+    std::vector<hpack_header_t> hs = to_headers(refused);
+    std::vector<uint8_t> out(200);
+    size_t len = 0;
+    for (int i = 0; i < 10; ++i)
+        ASSERT_EQ(hpack_encode(e, hs.data(), hs.size(), out.data(), out.size(), &len),
+                  HPACK_E_BUFFER);
+    hs[2].name_len = 0;
+    ASSERT_EQ(hpack_encode(e, hs.data(), hs.size(), out.data(), out.size(), &len),
+              HPACK_E_ARGUMENT);
+    std::vector<hpack_representation_t> reps;
+    for (int i = 0; i < 12; ++i) reps.push_back(round_trip({hot, long_hot})[0].rep);
+    std::vector<hpack_representation_t> want(12, HPACK_REP_INDEXED);
+    want[10] = HPACK_REP_INCREMENTAL;  // the 12th reference
+    EXPECT_EQ(reps, want);
     hpack_encoder_destroy(e);
     hpack_decoder_destroy(d);
 }

@@ -301,9 +301,9 @@ typedef struct hpack_policy hpack_policy_t;
  *   never indexed: authorization, proxy-authorization, and cookie and
  *     set-cookie values shorter than 20 octets (guessable secrets);
  *   volatile: content-length, date, etag, last-modified, expires, age,
- *     :path, location, x-request-id, x-correlation-id, request-id,
- *     traceparent, x-amzn-trace-id, content-range, set-cookie (long),
- *     cookie (long).
+ *     :path, location, if-none-match, if-modified-since, x-request-id,
+ *     x-correlation-id, request-id, traceparent, x-amzn-trace-id,
+ *     content-range, set-cookie (long), cookie (long).
  * NULL on allocation failure. */
 hpack_policy_t *hpack_policy_create(const hpack_allocator_t *allocator);
 
@@ -375,10 +375,11 @@ int hpack_encoder_set_peer_table_size(hpack_encoder_t *enc, size_t size);
 
 /* Encodes one header block into out (out_cap octets;
  * HPACK_ENCODE_BOUND() is always enough).  hpack_encode() checks out_cap
- * against a bound of its own, never above HPACK_ENCODE_BOUND(), before it
- * writes anything: below it HPACK_E_BUFFER is returned and the encoder is
- * unchanged.  On HPACK_OK *out_len is the block length.  Blocks must reach
- * the peer in the order they were encoded. */
+ * against a bound of its own, never above HPACK_ENCODE_BOUND(): below it
+ * HPACK_E_BUFFER is returned and the encoder is unchanged (out may have
+ * been written to), as it is after HPACK_E_ARGUMENT.  On HPACK_OK *out_len
+ * is the block length.  Blocks must reach the peer in the order they were
+ * encoded. */
 int hpack_encode(hpack_encoder_t *enc, const hpack_header_t *headers,
     size_t n, uint8_t *out, size_t out_cap, size_t *out_len);
 

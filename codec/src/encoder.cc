@@ -176,6 +176,7 @@ struct hpack_encoder {
         size_t   literal;
     };
     size_t encode_repeats(const hpack_header_t* headers, size_t n, Repeats* out);
+    void uncount_repeats(size_t done);
     HPACK_INLINE uint8_t* encode_field(const hpack_header_t& h, uint8_t* p, uint64_t& hint);
     HPACK_NOINLINE uint8_t* encode_literal(const hpack_header_t& h, uint8_t* p,
                                            StaticName sn, uint64_t name_hash,
@@ -187,6 +188,7 @@ struct hpack_encoder {
     HPACK_INLINE void insert(const uint8_t* name, size_t nl, const uint8_t* value, size_t vl,
                              uint32_t static_name, uint64_t name_hash, const uint64_t* nv_hash,
                              uint64_t walk_last, uint64_t& hint);
+    uint64_t chain_last(uint32_t static_name, uint64_t name_hash) const;
     uint8_t* emit_size_updates(uint8_t* p);
 
     Allocator           alloc;
@@ -583,8 +585,21 @@ uint8_t* hpack_encoder::refresh(const hpack_header_t& h, uint8_t* p, uint64_t id
     }
     const uint64_t name_hash = sn.first ? static_name_hash(sn.first)
                                         : hash_bytes(h.name, h.name_len, seed);
-    insert(h.name, h.name_len, h.value, h.value_len, sn.first, name_hash, nullptr, kNoId, hint);
+    insert(h.name, h.name_len, h.value, h.value_len, sn.first, name_hash, nullptr,
+           chain_last(sn.first, name_hash), hint);
     return p;
+}
+
+// The kNameWalk-th entry of a name's chain, which the next insertion into
+// the chain pushes out of the walk's reach (NameWalk::last, for an
+// insertion that follows no walk: a refresh).
+uint64_t hpack_encoder::chain_last(uint32_t static_name, uint64_t name_hash) const {
+    int steps = 0;
+    const uint64_t head = static_name ? static_heads.get(static_name)
+                                      : buckets.get(name_slot(name_hash));
+    for (uint64_t id = head; table.live(id); id = table.entry(id).extra.name_next)
+        if (++steps == kNameWalk) return id;
+    return kNoId;
 }
 
 // ----------------------------------------------------------------- C ABI
@@ -648,7 +663,9 @@ size_t hpack::encode_bound(const hpack_header_t* headers, size_t n) {
 
 // The leading fields of a block that are, each, what its place in the last
 // block found: single references, written without touching the encoder's
-// state.  Returns how many, and what they took in *out (Repeats).  A
+// state but for the references counted in entries past the one-octet
+// indexes, which a refused block takes back (uncount_repeats()).  Returns
+// how many, and what they took in *out (Repeats).  A
 // field is one of them when its hint's entry holds exactly its name and value: its lengths
 // are then an entry's, so its arguments are valid, and the policy let that
 // name and value be indexed when the hint was made (a static hint is made
@@ -710,6 +727,18 @@ size_t hpack_encoder::encode_repeats(const hpack_header_t* headers, size_t n,
     return i;
 }
 
+// A block refused after encode_repeats(): the references it counted,
+// taken back (none reached kRefMax, where counting stops: an entry due
+// for a refresh leaves the repeats).
+void hpack_encoder::uncount_repeats(size_t done) {
+    for (size_t i = 0; i < done; ++i) {
+        const uint64_t hint = hints[i];
+        if (hint & kStaticHint) continue;
+        const uint64_t id = hint - 1;
+        if (table.index_of_id(id) >= kOneOctetIndexes) table.entry(id).extra.nv_hash -= kRefOne;
+    }
+}
+
 HPACK_API int hpack_encode(hpack_encoder_t* enc, const hpack_header_t* headers, size_t n,
                            uint8_t* out, size_t out_cap, size_t* out_len) {
     // A warm connection's block mostly repeats the last one: its leading
@@ -735,8 +764,10 @@ HPACK_API int hpack_encode(hpack_encoder_t* enc, const hpack_header_t* headers, 
     // it would have taken.
     for (size_t i = done; i < n; ++i) {
         const hpack_header_t& h = headers[i];
-        if (h.name_len == 0 || h.name_len > UINT32_MAX || h.value_len > UINT32_MAX)
+        if (h.name_len == 0 || h.name_len > UINT32_MAX || h.value_len > UINT32_MAX) {
+            enc->uncount_repeats(done);
             return HPACK_E_ARGUMENT;
+        }
         bound += field_bound(h);
         plain += h.name_len + h.value_len;
     }
@@ -745,7 +776,10 @@ HPACK_API int hpack_encode(hpack_encoder_t* enc, const hpack_header_t* headers, 
             const hpack_header_t& h = headers[i];
             bound += field_bound(h) - (HPACK_FIELD_BOUND + h.name_len + h.value_len);
         }
-        if (out_cap < bound) return HPACK_E_BUFFER;
+        if (out_cap < bound) {
+            enc->uncount_repeats(done);
+            return HPACK_E_BUFFER;
+        }
     }
     enc->stats.plain_bytes += plain;
     enc->stats.indexed_dynamic += r.dynamic;

@@ -24,7 +24,10 @@ inline uint64_t hash_mix(uint64_t a, uint64_t b) {
 // last 1..16 octets as two (overlapping) loads.  Past 32 octets two chains
 // of multiplies run side by side, since each multiply waits for the one
 // before (DESIGN.md, "Encoder": "Two chains of multiplies in the hash past
-// 32 octets").
+// 32 octets").  Both factors of every multiply carry the state, which
+// carries the seed: input octets alone cannot make a factor 0 (which would
+// wipe the state, and every input with those octets would hash alike
+// whatever the seed) or 1.
 inline uint64_t hash_bytes(const uint8_t* p, size_t n, uint64_t seed) {
     const uint64_t k0 = 0xa0761d6478bd642full, k1 = 0xe7037ed1a0b428dbull;
     const uint64_t k2 = 0x8ebc6af09c88c6e3ull;
@@ -39,8 +42,8 @@ inline uint64_t hash_bytes(const uint8_t* p, size_t n, uint64_t seed) {
             memcpy(&b, p + 8, 8);
             memcpy(&c, p + 16, 8);
             memcpy(&d, p + 24, 8);
-            h = hash_mix(a ^ k1, b ^ h);
-            g = hash_mix(c ^ k2, d ^ g);
+            h = hash_mix(a ^ h, b ^ h ^ k1);
+            g = hash_mix(c ^ g, d ^ g ^ k2);
             p += 32;
             left -= 32;
         } while (left > 32);
@@ -51,7 +54,7 @@ inline uint64_t hash_bytes(const uint8_t* p, size_t n, uint64_t seed) {
     while (left > 16) {
         memcpy(&a, p, 8);
         memcpy(&b, p + 8, 8);
-        h = hash_mix(a ^ k1, b ^ h);
+        h = hash_mix(a ^ h, b ^ h ^ k1);
         p += 16;
         left -= 16;
     }
@@ -71,7 +74,7 @@ inline uint64_t hash_bytes(const uint8_t* p, size_t n, uint64_t seed) {
     } else {
         a = b = 0;
     }
-    h = hash_mix(a ^ k1, b ^ h);
+    h = hash_mix(a ^ h, b ^ h ^ k1);
     return hash_mix(h ^ k0, n ^ k1);
 }
 
