@@ -181,4 +181,10 @@ if [ "$variant" = hpack ]; then
         echo "build-nginx: $so exports symbols it must keep hidden:" $leaked >&2
         exit 1
     fi
+    # stock's members where stock has them (scripts/check-layout.py), against
+    # the stock build of the line when there is one
+    stock_work="$build/work/nginx-$version-stock"
+    if [ -z "$asan$fail_alloc" ] && [ -f "$stock_work/objs/ngx_auto_config.h" ]; then
+        "$python" "$repo/scripts/check-layout.py" "$stock_work" "$work"
+    fi
 fi
