@@ -40,6 +40,14 @@ struct Pair {
     explicit Pair(size_t cap = 4096, const hpack_policy_t* policy = nullptr)
         : enc(hpack_encoder_create(nullptr, cap, policy)),
           dec(hpack_decoder_create(nullptr, 4096)) {}
+    // A peer whose SETTINGS_HEADER_TABLE_SIZE is the encoder's cap.
+    static Pair large(size_t cap) {
+        Pair p(cap);
+        EXPECT_EQ(hpack_decoder_set_settings_table_size(p.dec, cap), HPACK_OK);
+        EXPECT_EQ(hpack_encoder_set_peer_table_size(p.enc, cap), HPACK_OK);
+        return p;
+    }
+    Pair(Pair&& o) noexcept : enc(o.enc), dec(o.dec) { o.enc = nullptr; o.dec = nullptr; }
     ~Pair() {
         hpack_encoder_destroy(enc);
         hpack_decoder_destroy(dec);
@@ -462,25 +470,24 @@ TEST(EncoderPolicy, NamesWhoseValuesKeepComingNewAreLearnedVolatile) {
 // blocks keep referring to drifts to indexes of two octets as new fields go
 // in; the 12th reference there to a short one writes it again instead, as
 // the newest entry, one octet from then on.  A long one is left where it is.
-TEST(EncoderPolicy, HotEntriesWithTwoOctetIndexesAreRefreshed) {
-    hpack_encoder_t* e = hpack_encoder_create(nullptr, 65536, nullptr);
-    hpack_decoder_t* d = hpack_decoder_create(nullptr, 65536);
-    ASSERT_EQ(hpack_decoder_set_settings_table_size(d, 65536), HPACK_OK);
-    ASSERT_EQ(hpack_encoder_set_peer_table_size(e, 65536), HPACK_OK);
-    const Header hot("x-hot", "yes");
-    const Header long_hot("x-long", std::string(60, 'L'));
-    auto round_trip = [&](const HeaderList& list) {
-        std::vector<Decoded> out;
-        EXPECT_EQ(decode(d, encode(e, list), &out), HPACK_OK);
-        EXPECT_EQ(names_values(out), list);
-        return out;
-    };
-    round_trip({hot, long_hot});
+const Header kHot("x-hot", "yes");
+const Header kLongHot("x-long", std::string(60, 'L'));
+
+// A 65536-octet table where x-hot and x-long were entered first, then 100
+// fields that recur: both have two-octet indexes.
+Pair hot_entries_far_back() {
+    Pair p = Pair::large(65536);
+    p.round_trip({kHot, kLongHot});
     for (int i = 0; i < 100; ++i)  // every value recurs: all go in
-        round_trip({{"x-fill", std::to_string(i)}, {"x-fill", std::to_string(i)}});
+        p.round_trip({{"x-fill", std::to_string(i)}, {"x-fill", std::to_string(i)}});
+    return p;
+}
+
+TEST(EncoderPolicy, HotEntriesWithTwoOctetIndexesAreRefreshed) {
+    Pair p = hot_entries_far_back();
     std::vector<hpack_representation_t> reps;
     for (int i = 0; i < 14; ++i) {
-        auto out = round_trip({hot, long_hot});
+        auto out = p.round_trip({kHot, kLongHot});
         reps.push_back(out[0].rep);
         EXPECT_EQ(out[1].rep, HPACK_REP_INDEXED);
         EXPECT_GE(out[1].index, 127u);
@@ -491,10 +498,8 @@ TEST(EncoderPolicy, HotEntriesWithTwoOctetIndexesAreRefreshed) {
         HPACK_REP_INDEXED, HPACK_REP_INDEXED, HPACK_REP_INDEXED, HPACK_REP_INCREMENTAL,
         HPACK_REP_INDEXED, HPACK_REP_INDEXED};
     EXPECT_EQ(reps, want);
-    auto last = round_trip({hot});
+    auto last = p.round_trip({kHot});
     EXPECT_EQ(last[0].index, 62u);  // the refreshed copy, the newest entry
-    hpack_encoder_destroy(e);
-    hpack_decoder_destroy(d);
 }
 
 // hpack.h's lists of the built-in policy, name by name.
@@ -520,15 +525,9 @@ TEST(EncoderPolicy, TheBuiltInListsAreTheDocumentedOnes) {
 // it pushes out of the walk's reach is linked into the name+value index,
 // and found there.
 TEST(EncoderPolicy, ARefreshLeavesTheChainsEntriesFound) {
-    hpack_encoder_t* e = hpack_encoder_create(nullptr, 65536, nullptr);
-    hpack_decoder_t* d = hpack_decoder_create(nullptr, 65536);
-    ASSERT_EQ(hpack_decoder_set_settings_table_size(d, 65536), HPACK_OK);
-    ASSERT_EQ(hpack_encoder_set_peer_table_size(e, 65536), HPACK_OK);
+    Pair p = Pair::large(65536);
     auto one = [&](const std::string& n, const std::string& v) {
-        std::vector<Decoded> out;
-        EXPECT_EQ(decode(d, encode(e, {{n, v}}), &out), HPACK_OK);
-        EXPECT_EQ(names_values(out), (HeaderList{{n, v}}));
-        return out.at(0);
+        return p.round_trip({{n, v}}).at(0);
     };
     one("via", "old");
     for (int i = 0; i < 70; ++i) one("x-fill-" + std::to_string(i), "f");
@@ -542,50 +541,32 @@ TEST(EncoderPolicy, ARefreshLeavesTheChainsEntriesFound) {
     v0 = one("via", "v0");  // now 9th in the chain
     EXPECT_EQ(v0.rep, HPACK_REP_INDEXED);
     EXPECT_EQ(v0.index, 70u);
-    hpack_encoder_destroy(e);
-    hpack_decoder_destroy(d);
 }
 
 // References the repeats of a refused block counted are taken back: the
 // refresh of a hot entry with a two-octet index comes at its 12th
 // reference, however many blocks were refused between.
 TEST(EncoderHints, ARefusedBlockCountsNoReferences) {
-    hpack_encoder_t* e = hpack_encoder_create(nullptr, 65536, nullptr);
-    hpack_decoder_t* d = hpack_decoder_create(nullptr, 65536);
-    ASSERT_EQ(hpack_decoder_set_settings_table_size(d, 65536), HPACK_OK);
-    ASSERT_EQ(hpack_encoder_set_peer_table_size(e, 65536), HPACK_OK);
-    const Header hot("x-hot", "yes");
-    const Header long_hot("x-long", std::string(60, 'L'));
-    auto round_trip = [&](const HeaderList& list) {
-        std::vector<Decoded> out;
-        EXPECT_EQ(decode(d, encode(e, list), &out), HPACK_OK);
-        EXPECT_EQ(names_values(out), list);
-        return out;
-    };
-    round_trip({hot, long_hot});
-    for (int i = 0; i < 100; ++i)
-        round_trip({{"x-fill", std::to_string(i)}, {"x-fill", std::to_string(i)}});
-    auto first = round_trip({hot, long_hot});  // the 1st reference, two octets
+    Pair p = hot_entries_far_back();
+    auto first = p.round_trip({kHot, kLongHot});  // the 1st reference, two octets
     ASSERT_EQ(first[0].rep, HPACK_REP_INDEXED);
     ASSERT_GE(first[0].index, 127u);
     // its hints made, the repeats run, then the bound refuses the block
-    const HeaderList refused = {hot, long_hot, {"x-big", std::string(200, 'b')}};
+    const HeaderList refused = {kHot, kLongHot, {"x-big", std::string(200, 'b')}};
     std::vector<hpack_header_t> hs = to_headers(refused);
     std::vector<uint8_t> out(200);
     size_t len = 0;
     for (int i = 0; i < 10; ++i)
-        ASSERT_EQ(hpack_encode(e, hs.data(), hs.size(), out.data(), out.size(), &len),
+        ASSERT_EQ(hpack_encode(p.enc, hs.data(), hs.size(), out.data(), out.size(), &len),
                   HPACK_E_BUFFER);
     hs[2].name_len = 0;
-    ASSERT_EQ(hpack_encode(e, hs.data(), hs.size(), out.data(), out.size(), &len),
+    ASSERT_EQ(hpack_encode(p.enc, hs.data(), hs.size(), out.data(), out.size(), &len),
               HPACK_E_ARGUMENT);
     std::vector<hpack_representation_t> reps;
-    for (int i = 0; i < 12; ++i) reps.push_back(round_trip({hot, long_hot})[0].rep);
+    for (int i = 0; i < 12; ++i) reps.push_back(p.round_trip({kHot, kLongHot})[0].rep);
     std::vector<hpack_representation_t> want(12, HPACK_REP_INDEXED);
     want[10] = HPACK_REP_INCREMENTAL;  // the 12th reference
     EXPECT_EQ(reps, want);
-    hpack_encoder_destroy(e);
-    hpack_decoder_destroy(d);
 }
 
 // The history of volatile fields starts at 16 slots and moves to 512 once
