@@ -154,6 +154,10 @@ struct hpack_encoder {
     size_t name_slot(uint64_t name_hash) const {
         return bucket_mask + 1 + (name_hash & bucket_mask);
     }
+    // The newest entry of a name's chain (link_name() puts one there).
+    uint64_t name_head(uint32_t static_name, uint64_t name_hash) const {
+        return static_name ? static_heads.get(static_name) : buckets.get(name_slot(name_hash));
+    }
     uint64_t static_name_hash(uint32_t first) const {
         return hash_mix(seed ^ first, kStaticNameKey);
     }
@@ -395,9 +399,8 @@ inline uint8_t* hpack_encoder::encode_field(const hpack_header_t& h, uint8_t* p,
     NameWalk walk;
     if (table.count() != 0) {
         int steps = 0;
-        const uint64_t head = sn.first ? static_heads.get(sn.first)
-                                       : buckets.get(name_slot(name_hash));
-        for (uint64_t id = head; table.live(id); id = table.entry(id).extra.name_next) {
+        for (uint64_t id = name_head(sn.first, name_hash); table.live(id);
+             id = table.entry(id).extra.name_next) {
             if (steps == kNameWalk) {
                 walk.done = false;
                 break;
@@ -595,9 +598,8 @@ uint8_t* hpack_encoder::refresh(const hpack_header_t& h, uint8_t* p, uint64_t id
 // insertion that follows no walk: a refresh).
 uint64_t hpack_encoder::chain_last(uint32_t static_name, uint64_t name_hash) const {
     int steps = 0;
-    const uint64_t head = static_name ? static_heads.get(static_name)
-                                      : buckets.get(name_slot(name_hash));
-    for (uint64_t id = head; table.live(id); id = table.entry(id).extra.name_next)
+    for (uint64_t id = name_head(static_name, name_hash); table.live(id);
+         id = table.entry(id).extra.name_next)
         if (++steps == kNameWalk) return id;
     return kNoId;
 }
