@@ -387,7 +387,8 @@ def hostile(server, name):
 def configure(server):
     """The differential servers, and hpack_status on h3-on's."""
     cases_h3_differential.configure(server)
-    server.status = server.kind == "on"
+    if server.kind == "on":
+        server.status = True
 
 
 def main():

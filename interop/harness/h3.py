@@ -58,7 +58,7 @@ class H3Server(nginx_runner.Nginx):
         self.variant = variant
         self.module = install / "modules" / nginx_runner.MODULE_SO
         self.extra = ""             # more of the http{} block
-        self.status = False         # hpack_status locations, any kind
+        self.status = kind in STATUS_KINDS   # hpack_status locations
         self.runs = []              # [(paths, streams)] of every gtlsclient
 
     has_module = property(lambda self: self.kind in ("on", "small", "off"))
@@ -87,8 +87,7 @@ class H3Server(nginx_runner.Nginx):
                      "    hpack_http3_table_size  512;\n",
             "off": "    hpack_http3  off;\n",
         }.get(self.kind, "") + self.extra
-        subst["STATUS"] = (STATUS if self.kind in STATUS_KINDS or self.status
-                           else "")
+        subst["STATUS"] = STATUS if self.status else ""
         self.write_conf(nginx_runner.render(TEMPLATE, subst))
 
     def page(self, path):
